@@ -1,0 +1,51 @@
+// bench/message.cpp -- the message model on the shared data set: parsing, writing, transcript validation.
+#include <benchmark/benchmark.h>
+
+#include <string>
+#include <vector>
+
+#include <ania/json.hpp>
+#include <ania/transcript.hpp>
+
+#include "bench_data.hpp"
+
+namespace {
+
+const std::vector<std::string>& lines_1k() {
+    static const auto lines = ania_test::load_lines("history_1k");
+    return lines;
+}
+
+std::vector<ania::message> parsed(const std::vector<std::string>& lines) {
+    std::vector<ania::message> out;
+    out.reserve(lines.size());
+    for (const auto& l : lines) out.push_back(ania::parse_message(l));
+    return out;
+}
+
+void message_parse(benchmark::State& state) {
+    const auto& lines = lines_1k();
+    std::size_t bytes = 0;
+    for (const auto& l : lines) bytes += l.size();
+    for (auto _ : state) benchmark::DoNotOptimize(parsed(lines));
+    state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations() * bytes));
+}
+BENCHMARK(message_parse)->Name("message_parse/1k")->Unit(benchmark::kMicrosecond);
+
+void message_dump(benchmark::State& state) {
+    const auto ms = parsed(lines_1k());
+    for (auto _ : state)
+        for (const auto& m : ms) benchmark::DoNotOptimize(ania::dump(m));
+}
+BENCHMARK(message_dump)->Name("message_dump/1k")->Unit(benchmark::kMicrosecond);
+
+void transcript_validate(benchmark::State& state) {
+    const auto name = state.range(0) == 1000 ? "history_1k" : state.range(0) == 10000 ? "history_10k" : "history_100k";
+    const auto ms = parsed(ania_test::load_lines(name));
+    for (auto _ : state) benchmark::DoNotOptimize(ania::is_valid_transcript(ms));
+}
+BENCHMARK(transcript_validate)->Name("transcript_validate")->Arg(1000)->Arg(100000)->Unit(benchmark::kMicrosecond);
+
+} // namespace
+
+BENCHMARK_MAIN();

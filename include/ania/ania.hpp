@@ -1,0 +1,17 @@
+// ania/ania.hpp -- the umbrella header: everything in ania that needs only Boost and nlohmann_json.
+// SPDX-License-Identifier: MIT
+// The SQLite store is opt-in twice: #include <ania/store/sqlite_store.hpp> and dependency('ania-sqlite').
+#pragma once
+
+#include <ania/version.hpp>
+#include <ania/error.hpp>
+#include <ania/log.hpp>
+#include <ania/text/utf8.hpp>
+#include <ania/text/sha256.hpp>
+#include <ania/message.hpp>
+#include <ania/usage.hpp>
+#include <ania/json.hpp>
+#include <ania/transcript.hpp>
+#include <ania/config.hpp>
+#include <ania/concepts.hpp>
+#include <ania/store/memory_store.hpp>

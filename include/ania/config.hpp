@@ -1,0 +1,174 @@
+// ania/config.hpp -- the spec's configuration keys with the spec's defaults, reflected and loaded from JSON.
+// SPDX-License-Identifier: MIT
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <type_traits>
+
+#include <boost/hana/accessors.hpp>
+#include <boost/hana/adapt_struct.hpp>
+#include <boost/hana/for_each.hpp>
+#include <boost/hana/pair.hpp>
+#include <boost/hana/string.hpp>
+
+#include <ania/error.hpp>
+#include <ania/json.hpp>
+
+namespace ania {
+
+/// `compressor.*`: the cheaper OpenAI-compatible model that writes summaries; an empty model means none is
+/// configured and the main model is reused (SPEC §1).
+struct compressor_config {
+    std::string base_url;
+    std::string api_key;
+    std::string model;
+};
+
+/// `session.*` (SPEC §3). 0 disables a limit.
+struct session_config {
+    std::int64_t max_idle_minutes = 120;  ///< idle eviction
+    std::int64_t max_sessions = 128;      ///< LRU cap on resident sessions
+    std::int64_t group_auto_clear = 30;   ///< consecutive group messages not addressed to the bot
+};
+
+/// `memory.*` (SPEC §4).
+struct memory_config {
+    std::int64_t max_entries = 200;        ///< per scope; then memory_save answers "memory full"
+    std::int64_t max_content_runes = 2000; ///< one entry's content is cut to this many code points
+    bool auto_inject = false;              ///< prepend relevant memories to the user message
+};
+
+/// `ocr.*` (SPEC §5): the fallback vision model when the main one is not multimodal. The original's
+/// default is SiliconFlow's Qwen3-VL; the key must still be given.
+struct ocr_config {
+    std::string base_url = "https://api.siliconflow.cn/v1";
+    std::string api_key;
+    std::string model = "Qwen/Qwen3-VL-32B-Instruct";
+};
+
+/// Every configuration key of SPEC.md with its default. Load with `load_config` / `parse_config`.
+struct config {
+    std::int64_t max_context_tokens = 128000;  ///< <= 0 disables compression
+    double compress_ratio = 0.8;               ///< compress once the context exceeds ratio x max_context_tokens
+    compressor_config compressor;
+    session_config session;
+    memory_config memory;
+    ocr_config ocr;
+    bool multimodal = false;                   ///< the main model takes images
+};
+
+} // namespace ania
+
+BOOST_HANA_ADAPT_STRUCT(ania::compressor_config, base_url, api_key, model);
+BOOST_HANA_ADAPT_STRUCT(ania::session_config, max_idle_minutes, max_sessions, group_auto_clear);
+BOOST_HANA_ADAPT_STRUCT(ania::memory_config, max_entries, max_content_runes, auto_inject);
+BOOST_HANA_ADAPT_STRUCT(ania::ocr_config, base_url, api_key, model);
+BOOST_HANA_ADAPT_STRUCT(ania::config, max_context_tokens, compress_ratio, compressor, session, memory, ocr,
+                        multimodal);
+
+namespace ania {
+
+/// True for types whose members Hana can enumerate (the config sections above, or a user's own).
+template <class T>
+concept reflectable = boost::hana::Struct<T>::value;
+
+namespace detail {
+
+template <reflectable T>
+std::string member_list() {
+    std::string names;
+    boost::hana::for_each(boost::hana::accessors<T>(), [&](auto p) {
+        if (!names.empty()) names += ", ";
+        names += boost::hana::to<const char*>(boost::hana::first(p));
+    });
+    return names;
+}
+
+[[noreturn]] inline void config_type_error(const std::string& key, const char* expected, const json& v) {
+    throw error(errc::invalid_config, key + ": expected " + expected + ", got " + v.type_name());
+}
+
+template <class T>
+void read_config_value(const json& v, T& out, const std::string& key) {
+    if constexpr (std::is_same_v<T, bool>) {
+        if (!v.is_boolean()) config_type_error(key, "a boolean", v);
+        out = v.get<bool>();
+    } else if constexpr (std::is_integral_v<T>) {
+        if (!v.is_number_integer() && !v.is_number_unsigned()) config_type_error(key, "an integer", v);
+        if (v.is_number_unsigned() && v.get<std::uint64_t>() > static_cast<std::uint64_t>(INT64_MAX))
+            throw error(errc::invalid_config, key + ": integer out of range");
+        out = static_cast<T>(v.get<std::int64_t>());
+    } else if constexpr (std::is_floating_point_v<T>) {
+        if (!v.is_number()) config_type_error(key, "a number", v);
+        out = v.get<T>();
+    } else if constexpr (std::is_same_v<T, std::string>) {
+        if (!v.is_string()) config_type_error(key, "a string", v);
+        out = text::repair_utf8(v.get_ref<const std::string&>());
+    } else {
+        static_assert(reflectable<T>, "ania::load_config: unsupported member type");
+        if (!v.is_object()) config_type_error(key, "an object", v);
+        for (auto it = v.begin(); it != v.end(); ++it) {
+            bool found = false;
+            boost::hana::for_each(boost::hana::accessors<T>(), [&](auto p) {
+                if (found || it.key() != boost::hana::to<const char*>(boost::hana::first(p))) return;
+                found = true;
+                read_config_value(it.value(), boost::hana::second(p)(out), key.empty() ? it.key() : key + "." + it.key());
+            });
+            if (!found) {
+                const std::string full = key.empty() ? it.key() : key + "." + it.key();
+                throw error(errc::invalid_config, "unknown key \"" + full + "\"; valid keys" +
+                                                      (key.empty() ? std::string() : " in " + key) + ": " + member_list<T>());
+            }
+        }
+    }
+}
+
+template <class T>
+json write_config_value(const T& v) {
+    if constexpr (reflectable<T>) {
+        json j = json::object();
+        boost::hana::for_each(boost::hana::accessors<T>(), [&](auto p) {
+            j[boost::hana::to<const char*>(boost::hana::first(p))] = write_config_value(boost::hana::second(p)(v));
+        });
+        return j;
+    } else {
+        return json(v);
+    }
+}
+
+inline void require(bool ok, const char* key, const char* rule) {
+    if (!ok) throw error(errc::invalid_config, std::string(key) + ": " + rule);
+}
+
+} // namespace detail
+
+/// Checks the ranges the types cannot express. Throws ania::error (invalid_config) naming the key.
+inline void validate(const config& c) {
+    detail::require(std::isfinite(c.compress_ratio) && c.compress_ratio > 0.0 && c.compress_ratio <= 1.0,
+                    "compress_ratio", "must be in (0, 1]");
+    detail::require(c.session.max_idle_minutes >= 0, "session.max_idle_minutes", "must be >= 0 (0 disables)");
+    detail::require(c.session.max_sessions >= 0, "session.max_sessions", "must be >= 0 (0 disables)");
+    detail::require(c.session.group_auto_clear >= 0, "session.group_auto_clear", "must be >= 0 (0 disables)");
+    detail::require(c.memory.max_entries > 0, "memory.max_entries", "must be > 0");
+    detail::require(c.memory.max_content_runes > 0, "memory.max_content_runes", "must be > 0");
+}
+
+/// A config from a JSON object: keys that are absent keep their defaults. An unknown key or a wrong type is
+/// an ania::error (invalid_config) that names the key and, for unknown keys, lists the valid ones.
+[[nodiscard]] inline config load_config(const json& j) {
+    config c;
+    detail::read_config_value(j, c, "");
+    validate(c);
+    return c;
+}
+
+/// load_config over JSON text (parsed within the default parse_limits).
+[[nodiscard]] inline config parse_config(std::string_view text) { return load_config(parse_json(text)); }
+
+/// Every key with its value, in declaration order (what `load_config` reads back unchanged).
+[[nodiscard]] inline json to_json(const config& c) { return detail::write_config_value(c); }
+
+} // namespace ania

@@ -1,0 +1,47 @@
+// ania/error.hpp -- the one exception type ania throws, with a machine-readable code.
+// SPDX-License-Identifier: MIT
+#pragma once
+
+#include <stdexcept>
+#include <string>
+#include <string_view>
+
+#include <ania/version.hpp>
+
+namespace ania {
+
+/// What went wrong, for callers that branch on it; what() carries the human-readable details.
+enum class errc {
+    parse_error = 1,     ///< input is not valid JSON
+    limit_exceeded,      ///< a parse limit (size, nesting depth) was hit
+    invalid_message,     ///< JSON is valid but is not a chat message (wrong type, unknown role, ...)
+    invalid_config,      ///< unknown key, wrong type or out-of-range value in a configuration
+    invalid_argument,    ///< a caller passed a value outside the documented domain
+    store_error,         ///< a history or memory store failed (SQLite message in what())
+};
+
+/// Short stable name of an error code ("parse_error", ...).
+[[nodiscard]] constexpr std::string_view to_string(errc c) noexcept {
+    switch (c) {
+    case errc::parse_error: return "parse_error";
+    case errc::limit_exceeded: return "limit_exceeded";
+    case errc::invalid_message: return "invalid_message";
+    case errc::invalid_config: return "invalid_config";
+    case errc::invalid_argument: return "invalid_argument";
+    case errc::store_error: return "store_error";
+    }
+    return "unknown";
+}
+
+/// Thrown for environment failures and bad input; what() is "ania: <code>: <details>".
+class error : public std::runtime_error {
+public:
+    error(errc code, const std::string& details)
+        : std::runtime_error("ania: " + std::string(to_string(code)) + ": " + details), code_(code) {}
+    [[nodiscard]] errc code() const noexcept { return code_; }
+
+private:
+    errc code_;
+};
+
+} // namespace ania

@@ -1,0 +1,382 @@
+// ania/store/sqlite_store.hpp -- history in SQLite rows (SPEC §2): one row per session, one per message.
+// SPDX-License-Identifier: MIT
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <span>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include <sqlite3.h>
+
+#include <ania/concepts.hpp>
+#include <ania/detail/timestamp.hpp>
+#include <ania/error.hpp>
+#include <ania/json.hpp>
+#include <ania/log.hpp>
+#include <ania/message.hpp>
+
+namespace ania {
+
+/// Durability of a commit: FULL survives power loss; NORMAL (in WAL mode) may lose the last commits on power
+/// loss but never corrupts, and is several times faster (no fsync per transaction).
+enum class sqlite_sync : std::uint8_t { normal, full };
+
+struct sqlite_store_options {
+    sqlite_sync synchronous = sqlite_sync::full;
+    std::chrono::milliseconds busy_timeout{5000};  ///< how long a writer waits for another process's lock
+    log_sink log = stderr_log_sink();              ///< skipped rows, disabled persistence, reopen
+    parse_limits limits{};                         ///< applied to every stored row when loading
+    write_options write{};                         ///< how messages are serialised into `content`
+};
+
+namespace detail {
+
+struct sqlite_closer {
+    void operator()(sqlite3* db) const noexcept { sqlite3_close_v2(db); }
+};
+struct sqlite_finalizer {
+    void operator()(sqlite3_stmt* s) const noexcept { sqlite3_finalize(s); }
+};
+using sqlite_db = std::unique_ptr<sqlite3, sqlite_closer>;
+using sqlite_stmt = std::unique_ptr<sqlite3_stmt, sqlite_finalizer>;
+
+/// Errors after which a WAL connection keeps failing until it is reopened.
+[[nodiscard]] inline bool sqlite_needs_reopen(int rc) noexcept {
+    const int primary = rc & 0xFF;
+    return primary == SQLITE_IOERR || primary == SQLITE_FULL || primary == SQLITE_CORRUPT || primary == SQLITE_NOTADB;
+}
+
+inline constexpr int sqlite_schema_version = 1;
+
+inline constexpr const char* sqlite_history_schema =
+    "CREATE TABLE IF NOT EXISTS ania_chat_session("
+    " session_id TEXT PRIMARY KEY,"
+    " msg_count INTEGER NOT NULL DEFAULT 0,"
+    " created_at TEXT NOT NULL,"
+    " updated_at TEXT NOT NULL);"
+    "CREATE TABLE IF NOT EXISTS ania_chat_message("
+    " session_id TEXT NOT NULL,"
+    " seq INTEGER NOT NULL,"
+    " role TEXT NOT NULL,"
+    " content TEXT NOT NULL,"
+    " created_at TEXT NOT NULL,"
+    " PRIMARY KEY(session_id, seq));";
+
+} // namespace detail
+
+/// A history_store on one SQLite file (WAL). Safe to share between threads (one connection behind a
+/// mutex) and between processes (every write is one BEGIN IMMEDIATE transaction; seq comes from msg_count).
+///
+/// At open the file is checked with `PRAGMA quick_check`; if it is unhealthy, or the tables cannot be
+/// created, persistence is disabled with an error log line: `enabled()` is false, loads are empty, writes are
+/// dropped, and the file is never written to. Operation failures throw ania::error (store_error); after an
+/// I/O, disk-full or corruption error the connection is closed and reopened by the next call.
+class sqlite_store {
+public:
+    explicit sqlite_store(std::string path, sqlite_store_options opt = {}) : path_(std::move(path)), opt_(std::move(opt)) {
+        std::lock_guard lock(mutex_);
+        try {
+            open_locked();
+        } catch (const error& e) {
+            disable_locked(e.what());
+        }
+    }
+
+    sqlite_store(const sqlite_store&) = delete;
+    sqlite_store& operator=(const sqlite_store&) = delete;
+
+    /// False when persistence was disabled at open (see the class comment).
+    [[nodiscard]] bool enabled() const {
+        std::lock_guard lock(mutex_);
+        return !disabled_;
+    }
+    [[nodiscard]] const std::string& path() const noexcept { return path_; }
+
+    /// The stored messages in seq order. Rows that do not parse as a message are skipped and logged;
+    /// a read error (I/O, corruption) throws rather than returning a prefix.
+    [[nodiscard]] std::vector<message> load(std::string_view session) {
+        std::vector<std::string> rows;
+        {
+            std::lock_guard lock(mutex_);
+            if (!ready_locked()) return {};
+            sqlite3_stmt* s = stmt_locked(load_, "SELECT seq, content FROM ania_chat_message WHERE session_id = ?1 ORDER BY seq");
+            bind_text(s, 1, session);
+            int rc;
+            while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+                const auto* p = static_cast<const char*>(sqlite3_column_blob(s, 1));
+                rows.emplace_back(p ? p : "", static_cast<std::size_t>(sqlite3_column_bytes(s, 1)));
+            }
+            sqlite3_reset(s);  // collect, release the cursor, then parse
+            if (rc != SQLITE_DONE) fail_locked(rc, "load");
+        }
+        std::vector<message> out;
+        out.reserve(rows.size());
+        for (std::size_t i = 0; i < rows.size(); ++i) {
+            try {
+                out.push_back(parse_message(rows[i], opt_.limits));
+            } catch (const error& e) {
+                log_to(opt_.log, log_level::warn, "sqlite_store: skipped stored message " + std::to_string(i) +
+                                                      " of a session: " + e.what());
+            }
+        }
+        return out;
+    }
+
+    /// Appends in one transaction: all messages are stored or none.
+    void append(std::string_view session, std::span<const message> msgs) {
+        if (msgs.empty()) return;
+        const std::vector<std::string> rows = serialise(msgs);
+        std::lock_guard lock(mutex_);
+        if (!ready_locked()) return;
+        write_locked("append", [&] {
+            const std::string now = detail::utc_now();
+            std::int64_t seq = ensure_session_locked(session, now);
+            for (std::size_t i = 0; i < rows.size(); ++i) insert_locked(session, seq++, msgs[i].role, rows[i], now);
+            set_count_locked(session, seq, now);
+        });
+    }
+
+    /// Overwrites the session's history, renumbering seq from 0, in one transaction.
+    void replace(std::string_view session, std::span<const message> msgs) {
+        const std::vector<std::string> rows = serialise(msgs);
+        std::lock_guard lock(mutex_);
+        if (!ready_locked()) return;
+        write_locked("replace", [&] {
+            const std::string now = detail::utc_now();
+            ensure_session_locked(session, now);
+            exec_bound_locked(del_msgs_, "DELETE FROM ania_chat_message WHERE session_id = ?1", session);
+            for (std::size_t i = 0; i < rows.size(); ++i)
+                insert_locked(session, static_cast<std::int64_t>(i), msgs[i].role, rows[i], now);
+            set_count_locked(session, static_cast<std::int64_t>(rows.size()), now);
+        });
+    }
+
+    /// Deletes the session from both tables. A missing session is a no-op.
+    void clear(std::string_view session) {
+        std::lock_guard lock(mutex_);
+        if (!ready_locked()) return;
+        write_locked("clear", [&] {
+            exec_bound_locked(del_msgs_, "DELETE FROM ania_chat_message WHERE session_id = ?1", session);
+            exec_bound_locked(del_session_, "DELETE FROM ania_chat_session WHERE session_id = ?1", session);
+        });
+    }
+
+    /// Drops the first k messages and renumbers the rest from 0, without rewriting their content.
+    void drop_front(std::string_view session, std::size_t k) {
+        if (k == 0) return;
+        std::lock_guard lock(mutex_);
+        if (!ready_locked()) return;
+        write_locked("drop_front", [&] {
+            const std::string now = detail::utc_now();
+            const std::int64_t n = ensure_session_locked(session, now);
+            const auto kk = static_cast<std::int64_t>(std::min<std::size_t>(k, static_cast<std::size_t>(n)));
+            sqlite3_stmt* d = stmt_locked(drop_, "DELETE FROM ania_chat_message WHERE session_id = ?1 AND seq < ?2");
+            bind_text(d, 1, session);
+            sqlite3_bind_int64(d, 2, kk);
+            step_done_locked(d, "drop_front");
+            // Two passes through negative numbers: an UPDATE may visit rows in any order, and the primary key
+            // must hold after every row.
+            sqlite3_stmt* u1 = stmt_locked(shift1_, "UPDATE ania_chat_message SET seq = -1 - (seq - ?2) WHERE session_id = ?1");
+            bind_text(u1, 1, session);
+            sqlite3_bind_int64(u1, 2, kk);
+            step_done_locked(u1, "drop_front");
+            exec_bound_locked(shift2_, "UPDATE ania_chat_message SET seq = -1 - seq WHERE session_id = ?1", session);
+            set_count_locked(session, n - kk, now);
+        });
+    }
+
+private:
+    std::vector<std::string> serialise(std::span<const message> msgs) const {
+        std::vector<std::string> rows;
+        rows.reserve(msgs.size());
+        for (const message& m : msgs) rows.push_back(dump(m, opt_.write));  // outside the lock and the transaction
+        return rows;
+    }
+
+    void open_locked() {
+        sqlite3* raw = nullptr;
+        const int rc = sqlite3_open_v2(path_.c_str(), &raw, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, nullptr);
+        detail::sqlite_db db(raw);
+        if (rc != SQLITE_OK)
+            throw error(errc::store_error, "cannot open " + path_ + ": " + (raw ? sqlite3_errmsg(raw) : sqlite3_errstr(rc)));
+        sqlite3_extended_result_codes(raw, 1);
+        sqlite3_busy_timeout(raw, static_cast<int>(opt_.busy_timeout.count()));
+        check_health(raw);
+        exec(raw, "PRAGMA journal_mode=WAL");
+        exec(raw, opt_.synchronous == sqlite_sync::full ? "PRAGMA synchronous=FULL" : "PRAGMA synchronous=NORMAL");
+        exec(raw, "BEGIN IMMEDIATE");
+        try {
+            exec(raw, detail::sqlite_history_schema);
+            if (user_version(raw) == 0) exec(raw, "PRAGMA user_version=" + std::to_string(detail::sqlite_schema_version));
+            exec(raw, "COMMIT");
+        } catch (...) {
+            sqlite3_exec(raw, "ROLLBACK", nullptr, nullptr, nullptr);
+            throw;
+        }
+        db_ = std::move(db);
+    }
+
+    /// quick_check: only a single row "ok" is healthy. Runs before anything writes to the file.
+    void check_health(sqlite3* db) const {
+        sqlite3_stmt* raw = nullptr;
+        int rc = sqlite3_prepare_v2(db, "PRAGMA quick_check", -1, &raw, nullptr);
+        detail::sqlite_stmt s(raw);
+        if (rc != SQLITE_OK) throw error(errc::store_error, "quick_check of " + path_ + " failed: " + sqlite3_errmsg(db));
+        std::string first;
+        int rows = 0;
+        while ((rc = sqlite3_step(raw)) == SQLITE_ROW) {
+            if (rows++ == 0) {
+                const auto* t = reinterpret_cast<const char*>(sqlite3_column_text(raw, 0));
+                first = t ? t : "";
+            }
+        }
+        if (rc != SQLITE_DONE) throw error(errc::store_error, "quick_check of " + path_ + " failed: " + sqlite3_errmsg(db));
+        if (rows != 1 || first != "ok")
+            throw error(errc::store_error, "quick_check of " + path_ + " reports damage: " + first);
+    }
+
+    static int user_version(sqlite3* db) {
+        sqlite3_stmt* raw = nullptr;
+        sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &raw, nullptr);
+        detail::sqlite_stmt s(raw);
+        return raw && sqlite3_step(raw) == SQLITE_ROW ? sqlite3_column_int(raw, 0) : 0;
+    }
+
+    static void exec(sqlite3* db, const std::string& sql) {
+        char* msg = nullptr;
+        const int rc = sqlite3_exec(db, sql.c_str(), nullptr, nullptr, &msg);
+        if (rc != SQLITE_OK) {
+            std::string text = msg ? msg : sqlite3_errstr(rc);
+            sqlite3_free(msg);
+            throw error(errc::store_error, sql.substr(0, 40) + ": " + text);
+        }
+    }
+
+    void disable_locked(const std::string& why) {
+        disabled_ = true;
+        close_locked();
+        log_to(opt_.log, log_level::error,
+               "sqlite_store: history persistence DISABLED for " + path_ + " (the file is left untouched): " + why);
+    }
+
+    void close_locked() {
+        load_.reset(); select_count_.reset(); insert_session_.reset(); insert_msg_.reset(); update_count_.reset();
+        del_msgs_.reset(); del_session_.reset(); drop_.reset(); shift1_.reset(); shift2_.reset();
+        db_.reset();  // after the statements
+    }
+
+    /// Reopens lazily after a connection-breaking error. False when persistence is disabled.
+    bool ready_locked() {
+        if (disabled_) return false;
+        if (!db_) {
+            open_locked();  // throws store_error; the next call tries again
+            log_to(opt_.log, log_level::info, "sqlite_store: reopened " + path_);
+        }
+        return true;
+    }
+
+    [[noreturn]] void fail_locked(int rc, const char* what) {
+        std::string text = std::string("sqlite_store: ") + what + " failed: " + (db_ ? sqlite3_errmsg(db_.get()) : "") +
+                           " (" + sqlite3_errstr(rc) + ")";
+        if (detail::sqlite_needs_reopen(rc)) close_locked();
+        throw error(errc::store_error, text);
+    }
+
+    sqlite3_stmt* stmt_locked(detail::sqlite_stmt& slot, const char* sql) {
+        if (!slot) {
+            sqlite3_stmt* raw = nullptr;
+            const int rc = sqlite3_prepare_v3(db_.get(), sql, -1, SQLITE_PREPARE_PERSISTENT, &raw, nullptr);
+            if (rc != SQLITE_OK) fail_locked(rc, "prepare");
+            slot.reset(raw);
+        }
+        return slot.get();
+    }
+
+    static void bind_text(sqlite3_stmt* s, int i, std::string_view v) {
+        sqlite3_bind_text64(s, i, v.data(), v.size(), SQLITE_STATIC, SQLITE_UTF8);
+    }
+
+    void step_done_locked(sqlite3_stmt* s, const char* what) {
+        const int rc = sqlite3_step(s);
+        sqlite3_reset(s);
+        sqlite3_clear_bindings(s);
+        if (rc != SQLITE_DONE) fail_locked(rc, what);
+    }
+
+    void exec_bound_locked(detail::sqlite_stmt& slot, const char* sql, std::string_view session) {
+        sqlite3_stmt* s = stmt_locked(slot, sql);
+        bind_text(s, 1, session);
+        step_done_locked(s, "write");
+    }
+
+    template <class F>
+    void write_locked(const char* what, F&& body) {
+        int rc = sqlite3_exec(db_.get(), "BEGIN IMMEDIATE", nullptr, nullptr, nullptr);
+        if (rc != SQLITE_OK) fail_locked(rc, what);
+        try {
+            body();
+            rc = sqlite3_exec(db_.get(), "COMMIT", nullptr, nullptr, nullptr);
+            if (rc != SQLITE_OK) fail_locked(rc, what);
+        } catch (...) {
+            if (db_ && !sqlite3_get_autocommit(db_.get())) sqlite3_exec(db_.get(), "ROLLBACK", nullptr, nullptr, nullptr);
+            throw;
+        }
+    }
+
+    /// The session's msg_count, creating its row (count 0) when missing.
+    std::int64_t ensure_session_locked(std::string_view session, const std::string& now) {
+        sqlite3_stmt* s = stmt_locked(select_count_, "SELECT msg_count FROM ania_chat_session WHERE session_id = ?1");
+        bind_text(s, 1, session);
+        const int rc = sqlite3_step(s);
+        std::int64_t n = rc == SQLITE_ROW ? sqlite3_column_int64(s, 0) : 0;
+        sqlite3_reset(s);
+        if (rc != SQLITE_ROW && rc != SQLITE_DONE) fail_locked(rc, "read msg_count");
+        if (rc == SQLITE_DONE) {
+            sqlite3_stmt* ins = stmt_locked(insert_session_,
+                "INSERT INTO ania_chat_session(session_id, msg_count, created_at, updated_at) VALUES(?1, 0, ?2, ?2)");
+            bind_text(ins, 1, session);
+            bind_text(ins, 2, now);
+            step_done_locked(ins, "create session");
+        }
+        return n;
+    }
+
+    void insert_locked(std::string_view session, std::int64_t seq, role r, const std::string& content, const std::string& now) {
+        sqlite3_stmt* s = stmt_locked(insert_msg_,
+            "INSERT INTO ania_chat_message(session_id, seq, role, content, created_at) VALUES(?1, ?2, ?3, ?4, ?5)");
+        bind_text(s, 1, session);
+        sqlite3_bind_int64(s, 2, seq);
+        bind_text(s, 3, to_string(r));
+        bind_text(s, 4, content);
+        bind_text(s, 5, now);
+        step_done_locked(s, "insert message");
+    }
+
+    void set_count_locked(std::string_view session, std::int64_t n, const std::string& now) {
+        sqlite3_stmt* s = stmt_locked(update_count_,
+            "UPDATE ania_chat_session SET msg_count = ?2, updated_at = ?3 WHERE session_id = ?1");
+        bind_text(s, 1, session);
+        sqlite3_bind_int64(s, 2, n);
+        bind_text(s, 3, now);
+        step_done_locked(s, "update msg_count");
+    }
+
+    std::string path_;
+    sqlite_store_options opt_;
+    mutable std::mutex mutex_;
+    bool disabled_ = false;
+    detail::sqlite_db db_;  // declared before the statements: destroyed after them
+    detail::sqlite_stmt load_, select_count_, insert_session_, insert_msg_, update_count_, del_msgs_, del_session_,
+        drop_, shift1_, shift2_;
+};
+
+static_assert(prefix_dropping_store<sqlite_store>);
+
+} // namespace ania

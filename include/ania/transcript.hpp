@@ -1,0 +1,222 @@
+// ania/transcript.hpp -- the tool-call structure an OpenAI-compatible API accepts: validator and repair.
+// SPDX-License-Identifier: MIT
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include <ania/message.hpp>
+
+namespace ania {
+
+/// A reason an OpenAI-compatible API rejects a transcript with HTTP 400 (and, once persisted, every later
+/// request too: the "sticky 400").
+enum class transcript_problem : std::uint8_t {
+    orphan_result,      ///< a tool message that does not follow an assistant message with tool_calls
+    unknown_result,     ///< a tool message inside a tool block whose id none of the block's calls has
+    duplicate_result,   ///< a second tool message for the same call
+    unanswered_call,    ///< a tool call with no tool message among those right after it
+    duplicate_call_id,  ///< two calls with the same id in one assistant message
+};
+
+[[nodiscard]] constexpr std::string_view to_string(transcript_problem p) noexcept {
+    switch (p) {
+    case transcript_problem::orphan_result: return "orphan_result";
+    case transcript_problem::unknown_result: return "unknown_result";
+    case transcript_problem::duplicate_result: return "duplicate_result";
+    case transcript_problem::unanswered_call: return "unanswered_call";
+    case transcript_problem::duplicate_call_id: return "duplicate_call_id";
+    }
+    return "unknown";
+}
+
+/// One problem: the index of the offending message (for calls: the assistant message) and the call id.
+struct transcript_issue {
+    transcript_problem problem;
+    std::size_t index;
+    std::string tool_call_id;
+    friend bool operator==(const transcript_issue&, const transcript_issue&) = default;
+};
+
+/// What to do with tool calls that have no result (a turn cut off by an error, a cancellation or a cut).
+enum class unanswered_call_policy : std::uint8_t {
+    add_cancelled,  ///< answer each with a tool message holding `cancelled_text`
+    drop_calls,     ///< remove the calls; an assistant message left with nothing is removed
+};
+
+struct repair_options {
+    unanswered_call_policy unanswered = unanswered_call_policy::add_cancelled;
+    std::string cancelled_text = "[cancelled]";
+};
+
+/// What a repair changed.
+struct repair_report {
+    std::size_t results_dropped = 0;    ///< orphan, unknown and duplicate tool messages removed
+    std::size_t results_added = 0;      ///< "[cancelled]" results inserted
+    std::size_t calls_dropped = 0;      ///< tool calls removed (duplicates, or unanswered with drop_calls)
+    std::size_t messages_dropped = 0;   ///< assistant messages removed because nothing was left of them
+    [[nodiscard]] bool changed() const noexcept {
+        return results_dropped + results_added + calls_dropped + messages_dropped != 0;
+    }
+};
+
+namespace detail {
+
+/// Marks which calls of one assistant message are answered; no allocation for up to 64 calls.
+class call_marks {
+public:
+    explicit call_marks(std::size_t n) : n_(n) {
+        if (n > 64) big_.assign(n, false);
+    }
+    [[nodiscard]] bool test(std::size_t i) const noexcept { return n_ > 64 ? bool(big_[i]) : (small_ >> i) & 1U; }
+    void set(std::size_t i) noexcept {
+        if (n_ > 64) big_[i] = true;
+        else small_ |= std::uint64_t{1} << i;
+    }
+
+private:
+    std::size_t n_;
+    std::uint64_t small_ = 0;
+    std::vector<bool> big_;
+};
+
+/// Index of the first call with this id, or npos. Calls per message are few: a linear scan beats hashing.
+[[nodiscard]] inline std::size_t find_call(const std::vector<tool_call>& calls, std::string_view id) noexcept {
+    for (std::size_t i = 0; i < calls.size(); ++i)
+        if (calls[i].id == id) return i;
+    return static_cast<std::size_t>(-1);
+}
+
+/// Walks the transcript once and reports every problem to `sink(problem, index, id)`; stops early when the
+/// sink returns false. Shared by the validator and the fast validity check so they cannot disagree.
+template <class Sink>
+void scan_transcript(std::span<const message> ms, Sink&& sink) {
+    constexpr std::size_t npos = static_cast<std::size_t>(-1);
+    std::size_t i = 0;
+    while (i < ms.size()) {
+        const message& m = ms[i];
+        if (m.role == role::tool) {
+            if (!sink(transcript_problem::orphan_result, i, std::string_view(m.tool_call_id.value_or("")))) return;
+            ++i;
+            continue;
+        }
+        if (m.role != role::assistant || !m.has_tool_calls()) {
+            ++i;
+            continue;
+        }
+        const auto& calls = m.tool_calls;
+        for (std::size_t c = 1; c < calls.size(); ++c)
+            if (find_call(calls, calls[c].id) != c)
+                if (!sink(transcript_problem::duplicate_call_id, i, std::string_view(calls[c].id))) return;
+        call_marks answered(calls.size());
+        std::size_t j = i + 1;
+        for (; j < ms.size() && ms[j].role == role::tool; ++j) {
+            const std::string_view id = ms[j].tool_call_id.value_or("");
+            const std::size_t c = find_call(calls, id);
+            if (c == npos) {
+                if (!sink(transcript_problem::unknown_result, j, id)) return;
+            } else if (answered.test(c)) {
+                if (!sink(transcript_problem::duplicate_result, j, id)) return;
+            } else {
+                answered.set(c);
+            }
+        }
+        for (std::size_t c = 0; c < calls.size(); ++c)
+            if (!answered.test(c) && find_call(calls, calls[c].id) == c)
+                if (!sink(transcript_problem::unanswered_call, i, std::string_view(calls[c].id))) return;
+        i = j;
+    }
+}
+
+} // namespace detail
+
+/// Every problem in the transcript, in message order. Empty means an OpenAI-compatible API accepts its
+/// tool-call structure.
+[[nodiscard]] inline std::vector<transcript_issue> validate_transcript(std::span<const message> ms) {
+    std::vector<transcript_issue> out;
+    detail::scan_transcript(ms, [&](transcript_problem p, std::size_t i, std::string_view id) {
+        out.push_back({p, i, std::string(id)});
+        return true;
+    });
+    return out;
+}
+
+/// True when validate_transcript would report nothing; allocation-free for the usual call counts.
+[[nodiscard]] inline bool is_valid_transcript(std::span<const message> ms) {
+    bool ok = true;
+    detail::scan_transcript(ms, [&](transcript_problem, std::size_t, std::string_view) { return ok = false; });
+    return ok;
+}
+
+/// Makes the transcript valid: drops orphan, unknown and duplicate tool results and duplicate call ids,
+/// and answers or drops unanswered calls (`opt.unanswered`). A call's results stay right after it, in their
+/// order; every other message is left untouched. Idempotent; a valid transcript is not touched at all.
+inline repair_report repair_transcript(std::vector<message>& ms, const repair_options& opt = {}) {
+    repair_report report;
+    if (is_valid_transcript(ms)) return report;
+    std::vector<message> out;
+    out.reserve(ms.size());
+    std::size_t i = 0;
+    while (i < ms.size()) {
+        message& m = ms[i];
+        if (m.role == role::tool) {  // outside any tool block: orphan
+            ++report.results_dropped;
+            ++i;
+            continue;
+        }
+        if (m.role != role::assistant || !m.has_tool_calls()) {
+            out.push_back(std::move(m));
+            ++i;
+            continue;
+        }
+        // Duplicate call ids: the first call keeps the id.
+        std::vector<tool_call> calls;
+        calls.reserve(m.tool_calls.size());
+        for (tool_call& c : m.tool_calls) {
+            if (detail::find_call(calls, c.id) != static_cast<std::size_t>(-1)) ++report.calls_dropped;
+            else calls.push_back(std::move(c));
+        }
+        detail::call_marks answered(calls.size());
+        std::vector<message> results;
+        std::size_t j = i + 1;
+        for (; j < ms.size() && ms[j].role == role::tool; ++j) {
+            const std::size_t c = detail::find_call(calls, ms[j].tool_call_id.value_or(""));
+            if (c == static_cast<std::size_t>(-1) || answered.test(c)) {
+                ++report.results_dropped;
+                continue;
+            }
+            answered.set(c);
+            results.push_back(std::move(ms[j]));
+        }
+        if (opt.unanswered == unanswered_call_policy::add_cancelled) {
+            for (std::size_t c = 0; c < calls.size(); ++c) {
+                if (answered.test(c)) continue;
+                results.push_back(message::tool_result(calls[c].id, opt.cancelled_text));
+                ++report.results_added;
+            }
+            m.tool_calls = std::move(calls);
+        } else {
+            m.tool_calls.clear();
+            for (std::size_t c = 0; c < calls.size(); ++c) {
+                if (answered.test(c)) m.tool_calls.push_back(std::move(calls[c]));
+                else ++report.calls_dropped;
+            }
+        }
+        if (m.tool_calls.empty() && m.content_empty()) {
+            ++report.messages_dropped;  // nothing left to say (results is empty too: none matched)
+        } else {
+            out.push_back(std::move(m));
+            for (message& r : results) out.push_back(std::move(r));
+        }
+        i = j;
+    }
+    ms = std::move(out);
+    return report;
+}
+
+} // namespace ania

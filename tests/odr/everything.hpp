@@ -1,0 +1,10 @@
+// Included by both ODR translation units: every public header, and a use of each inline entity kind.
+#pragma once
+#include <ania/ania.hpp>
+#ifdef ANIA_TEST_SQLITE
+#include <ania/store/sqlite_store.hpp>
+#endif
+#include <string>
+
+std::string tu1_dump();
+std::string tu2_dump();

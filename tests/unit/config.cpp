@@ -1,0 +1,69 @@
+// tests/unit/config.cpp -- the spec's defaults, loading from JSON, and errors that name the key.
+#include <catch2/catch.hpp>
+
+#include <ania/config.hpp>
+
+TEST_CASE("defaults are the spec's", "[config]") {
+    const ania::config c;
+    CHECK(c.max_context_tokens == 128000);
+    CHECK(c.compress_ratio == Approx(0.8));
+    CHECK(c.compressor.model.empty());  // none configured: reuse the main model
+    CHECK(c.session.max_idle_minutes == 120);
+    CHECK(c.session.max_sessions == 128);
+    CHECK(c.session.group_auto_clear == 30);
+    CHECK(c.memory.max_entries == 200);
+    CHECK(c.memory.max_content_runes == 2000);
+    CHECK_FALSE(c.memory.auto_inject);
+    CHECK_FALSE(c.multimodal);
+    CHECK(c.ocr.model.find("Qwen3-VL") != std::string::npos);
+}
+
+TEST_CASE("a JSON object overrides only the keys it names", "[config]") {
+    const auto c = ania::parse_config(R"({"max_context_tokens":32000,"session":{"max_sessions":0},
+        "compressor":{"model":"deepseek-chat","base_url":"https://api.deepseek.com"},"memory":{"auto_inject":true},
+        "multimodal":true,"compress_ratio":1})");
+    CHECK(c.max_context_tokens == 32000);
+    CHECK(c.session.max_sessions == 0);
+    CHECK(c.session.max_idle_minutes == 120);
+    CHECK(c.compressor.model == "deepseek-chat");
+    CHECK(c.memory.auto_inject);
+    CHECK(c.multimodal);
+    CHECK(c.compress_ratio == 1.0);
+    CHECK(ania::parse_config("{}").max_context_tokens == 128000);
+}
+
+TEST_CASE("the config round-trips through JSON", "[config]") {
+    ania::config c;
+    c.max_context_tokens = -1;
+    c.ocr.api_key = "k";
+    c.memory.max_entries = 5;
+    const auto back = ania::load_config(ania::to_json(c));
+    CHECK(back.max_context_tokens == -1);
+    CHECK(back.ocr.api_key == "k");
+    CHECK(back.memory.max_entries == 5);
+    CHECK(ania::to_json(back) == ania::to_json(c));
+}
+
+TEST_CASE("unknown keys and wrong types are errors naming the key", "[config][bad-input]") {
+    const auto fails = [](const char* text, const std::string& what) {
+        INFO(text);
+        CHECK_THROWS_WITH(ania::parse_config(text), Catch::Contains(what));
+        CHECK_THROWS_AS(ania::parse_config(text), ania::error);
+    };
+    fails(R"({"max_context":1})",
+          "unknown key \"max_context\"; valid keys: max_context_tokens, compress_ratio, compressor, session, memory, ocr, multimodal");
+    fails(R"({"session":{"max_idle":5}})",
+          "unknown key \"session.max_idle\"; valid keys in session: max_idle_minutes, max_sessions, group_auto_clear");
+    fails(R"({"max_context_tokens":"128k"})", "max_context_tokens: expected an integer, got string");
+    fails(R"({"max_context_tokens":1.5})", "max_context_tokens: expected an integer, got number");
+    fails(R"({"memory":{"auto_inject":1}})", "memory.auto_inject: expected a boolean, got number");
+    fails(R"({"compressor":{"model":null}})", "compressor.model: expected a string, got null");
+    fails(R"({"session":[]})", "session: expected an object, got array");
+    fails(R"([])", "expected an object, got array");
+    fails(R"({"compress_ratio":0})", "compress_ratio: must be in (0, 1]");
+    fails(R"({"compress_ratio":1.5})", "compress_ratio: must be in (0, 1]");
+    fails(R"({"session":{"max_sessions":-1}})", "session.max_sessions: must be >= 0");
+    fails(R"({"memory":{"max_entries":0}})", "memory.max_entries: must be > 0");
+    fails(R"({"max_context_tokens":18446744073709551615})", "integer out of range");
+    fails(R"({"max_context_tokens":)", "parse_error");
+}

@@ -1,0 +1,271 @@
+// tests/unit/message.cpp -- the message model in the OpenAI wire format: round trips, real wire examples,
+// unknown fields, options, usage and statistics, and bad input.
+#include <catch2/catch.hpp>
+
+#include <random>
+#include <string>
+#include <vector>
+
+#include <ania/json.hpp>
+
+#include "bench_data.hpp"
+
+using ania::json;
+using ania::message;
+using namespace std::string_literals;
+
+namespace {
+
+std::string random_text(std::mt19937& rng) {
+    static const std::vector<std::string> pieces = {"hello", " ", "中文", "😀", "\n", "\"quoted\"", "\\", "\t",
+                                                    "ü", "\0"s, "{\"json\":1}", "[图片 1a2b3c4d]", "\x7f", "/"};
+    std::uniform_int_distribution<std::size_t> n(0, 6), pick(0, pieces.size() - 1);
+    std::string s;
+    for (std::size_t i = n(rng); i > 0; --i) s += pieces[pick(rng)];
+    return s;
+}
+
+message random_message(std::mt19937& rng) {
+    std::uniform_int_distribution<int> kind(0, 5), coin(0, 1), calls(1, 3);
+    message m;
+    switch (kind(rng)) {
+    case 0: m = message::system(random_text(rng)); break;
+    case 1: m = message::user(random_text(rng)); break;
+    case 2: m = message::user({ania::content_part::make_text(random_text(rng)),
+                               ania::content_part::make_image("data:image/png;base64,iVBORw0KGgo=", "low")});
+        break;
+    case 3: {
+        std::vector<ania::tool_call> cs;
+        for (int i = calls(rng); i > 0; --i)
+            cs.push_back({"call_" + std::to_string(i), "function", "fn" + std::to_string(i), "{\"q\":\"" + random_text(rng) + "\"}", {}, {}});
+        m = message::assistant_calls(std::move(cs));
+        if (coin(rng)) m.reasoning_content = random_text(rng);
+        break;
+    }
+    case 4: m = message::tool_result("call_1", random_text(rng)); break;
+    default: m = message::assistant(random_text(rng)); if (coin(rng)) m.name = "ania"; break;
+    }
+    if (coin(rng)) m.extra = json{{"x_provider", random_text(rng)}};
+    return m;
+}
+
+void check_byte_identical(const std::string& wire) {
+    INFO(wire);
+    const message m = ania::parse_message(wire);
+    CHECK(ania::dump(m) == wire);
+}
+
+} // namespace
+
+TEST_CASE("random messages survive JSON and JSON text", "[message][property]") {
+    std::mt19937 rng(7);
+    for (int i = 0; i < 3000; ++i) {
+        const message m = random_message(rng);
+        CHECK(ania::message_from_json(ania::to_json(m)) == m);
+        const message back = ania::parse_message(ania::dump(m));
+        CHECK(back == m);
+        CHECK(ania::dump(back) == ania::dump(m));
+    }
+}
+
+TEST_CASE("real wire examples survive byte for byte", "[message]") {
+    check_byte_identical(R"({"role":"system","content":"You are Ania."})");
+    check_byte_identical(R"({"role":"user","content":"hi","name":"alice"})");
+    // OpenAI tool call response message, including members ania does not model.
+    check_byte_identical(R"({"role":"assistant","content":null,"tool_calls":[{"id":"call_abc","type":"function","function":{"name":"get_weather","arguments":"{\"city\":\"Paris\"}"}}],"refusal":null,"annotations":[]})");
+    // Parallel calls.
+    check_byte_identical(R"({"role":"assistant","content":null,"tool_calls":[{"id":"a","type":"function","function":{"name":"f","arguments":"{}"}},{"id":"b","type":"function","function":{"name":"g","arguments":"{\"x\":[1,2]}"}}]})");
+    // A tool result with tool_call_id before content (the data set's order).
+    check_byte_identical(R"({"role":"tool","tool_call_id":"a","content":"{\"ok\":true}"})");
+    // Image parts, with and without detail, and an unmodelled part type.
+    check_byte_identical(R"({"role":"user","content":[{"type":"text","text":"what is this?"},{"type":"image_url","image_url":{"url":"https://example.com/a.png","detail":"high"}},{"type":"image_url","image_url":{"url":"data:image/png;base64,AAAA"}},{"type":"input_audio","input_audio":{"data":"UklG","format":"wav"}}]})");
+    // DeepSeek reasoning, and provider extras at every level.
+    check_byte_identical(R"({"role":"assistant","content":"42","reasoning_content":"think think","x_meta":{"k":[1,{"z":null}]}})");
+    check_byte_identical(R"({"role":"assistant","content":"","tool_calls":[{"id":"c","type":"function","function":{"name":"f","arguments":"","strict":true},"index":0}],"audio":null})");
+    check_byte_identical(R"({"role":"developer","content":"be brief"})");
+    check_byte_identical(R"({"content":"order kept","role":"user"})");
+}
+
+TEST_CASE("every message of the shared data set survives byte for byte", "[message][golden]") {
+    const auto lines = ania_test::load_lines("history_10k");
+    std::size_t calls = 0, tools = 0;
+    for (const std::string& line : lines) {
+        const message m = ania::parse_message(line);
+        calls += m.has_tool_calls();
+        tools += m.is_tool_result();
+        REQUIRE(ania::dump(m) == line);
+    }
+    CHECK(tools == 2108);   // MANIFEST.json: tool_msgs
+    CHECK(calls == 1393);   // MANIFEST.json: assistant_with_tool_calls
+}
+
+TEST_CASE("members are read into the model", "[message]") {
+    const message m = ania::parse_message(
+        R"({"role":"assistant","content":null,"reasoning_content":"r","tool_calls":[{"id":"x","type":"function","function":{"name":"memory_save","arguments":"{\"content\":\"hi\"}"}}]})");
+    CHECK(m.role == ania::role::assistant);
+    CHECK(m.form == ania::content_form::null);
+    CHECK(m.content_empty());
+    REQUIRE(m.tool_calls.size() == 1);
+    CHECK(m.tool_calls[0].id == "x");
+    CHECK(m.tool_calls[0].name == "memory_save");
+    CHECK(m.tool_calls[0].arguments == R"({"content":"hi"})");
+    CHECK(m.reasoning_content == "r");
+
+    const message parts = ania::parse_message(
+        R"({"role":"user","content":[{"type":"text","text":"a"},{"type":"image_url","image_url":{"url":"u","detail":"low"}},{"type":"text","text":"b"}]})");
+    CHECK(parts.form == ania::content_form::parts);
+    REQUIRE(parts.parts.size() == 3);
+    CHECK(parts.parts[1].type == ania::content_part::kind::image_url);
+    CHECK(parts.parts[1].url == "u");
+    CHECK(parts.parts[1].detail == "low");
+    CHECK(parts.text() == "a\nb");
+}
+
+TEST_CASE("an arguments object is kept as its JSON text", "[message]") {
+    const message m = ania::parse_message(
+        R"({"role":"assistant","content":null,"tool_calls":[{"id":"x","type":"function","function":{"name":"f","arguments":{"a":1}}}]})");
+    CHECK(m.tool_calls[0].arguments == R"({"a":1})");
+}
+
+TEST_CASE("the content of a tool-call-only assistant message is an option", "[message]") {
+    message m = message::assistant_calls({{"id1", "function", "f", "{}", {}, {}}});
+    using tcc = ania::write_options::tool_call_content;
+    CHECK(ania::to_json(m).at("content").is_null());
+    CHECK(ania::to_json(m, {tcc::empty_string}).at("content") == "");
+    CHECK_FALSE(ania::to_json(m, {tcc::omit}).contains("content"));
+    m.form = ania::content_form::text;  // built with "" in code
+    CHECK(ania::to_json(m).at("content") == "");
+    CHECK(ania::to_json(m, {tcc::null}).at("content").is_null());
+    // Text content is never touched by the option.
+    message t = message::assistant("hello");
+    t.tool_calls = m.tool_calls;
+    CHECK(ania::to_json(t, {tcc::null}).at("content") == "hello");
+}
+
+TEST_CASE("reasoning_content can be left out of requests", "[message]") {
+    message m = message::assistant("x");
+    m.reasoning_content = "why";
+    CHECK(ania::to_json(m).contains("reasoning_content"));
+    ania::write_options opt;
+    opt.include_reasoning = false;
+    CHECK_FALSE(ania::to_json(m, opt).contains("reasoning_content"));
+}
+
+TEST_CASE("usage is read from OpenAI and DeepSeek responses", "[message][usage]") {
+    const auto openai = ania::usage_from_json(ania::parse_json(
+        R"({"prompt_tokens":100,"completion_tokens":20,"total_tokens":120,"prompt_tokens_details":{"cached_tokens":64}})"));
+    CHECK(openai.prompt_tokens == 100);
+    CHECK(openai.completion_tokens == 20);
+    CHECK(openai.total_tokens == 120);
+    CHECK(openai.cached_prompt_tokens == 64);
+    const auto deepseek = ania::usage_from_json(ania::parse_json(R"({"prompt_tokens":5,"prompt_cache_hit_tokens":3})"));
+    CHECK(deepseek.cached_prompt_tokens == 3);
+    CHECK_FALSE(deepseek.completion_tokens.has_value());
+    CHECK(ania::usage_from_json(json()).empty());
+    CHECK(ania::usage_from_json(ania::to_json(openai)) == openai);
+    CHECK_THROWS_WITH(ania::usage_from_json(ania::parse_json(R"({"prompt_tokens":"many"})")),
+                      Catch::Contains("usage.prompt_tokens: expected an integer"));
+}
+
+TEST_CASE("turn statistics keep the last call's prompt tokens and count compression apart", "[message][usage]") {
+    ania::turn_stats s;
+    s.record_call({1000, 10, 1010, {}});
+    s.record_call({1500, 20, 1520, 900});
+    s.record_compression({800, 100, 900, {}});
+    CHECK(s.iterations == 2);
+    CHECK(s.last_prompt_tokens == 1500);  // not the 2500 sum
+    CHECK(s.total.prompt_tokens == 2500);
+    CHECK(s.total.cached_prompt_tokens == 900);
+    CHECK(s.compress_usage.total_tokens == 900);
+    s.record_call({});  // no usage reported: the context size stays what was last known
+    CHECK(s.last_prompt_tokens == 1500);
+    CHECK(ania::to_json(s).at("iterations") == 3);
+}
+
+TEST_CASE("invalid UTF-8 in every string field is repaired to U+FFFD", "[message][bad-input]") {
+    const std::string bad = "\xFF\xC0";
+    const std::string fixed = "\xEF\xBF\xBD\xEF\xBF\xBD";
+    // From JSON text.
+    const std::string wire = R"({"role":"assistant","content":"a)" + bad + R"(","name":"n)" + bad +
+                             R"(","reasoning_content":"r)" + bad + R"(","tool_calls":[{"id":"i)" + bad +
+                             R"(","type":"function","function":{"name":"f)" + bad + R"(","arguments":"{)" + bad +
+                             R"(}"}}],"x)" + bad + R"(":"v)" + bad + R"("})";
+    const message m = ania::parse_message(wire);
+    CHECK(m.content == "a" + fixed);
+    CHECK(m.name == "n" + fixed);
+    CHECK(m.reasoning_content == "r" + fixed);
+    CHECK(m.tool_calls[0].id == "i" + fixed);
+    CHECK(m.tool_calls[0].name == "f" + fixed);
+    CHECK(m.tool_calls[0].arguments == "{" + fixed + "}");
+    CHECK(m.extra.at("x" + fixed) == "v" + fixed);
+    CHECK_NOTHROW(ania::dump(m));
+    // From a JSON value that a caller built with raw bytes (nlohmann stores them; dump() would throw).
+    json j = {{"role", "tool"}, {"tool_call_id", "c" + bad}, {"content", json::array({{{"type", "text"}, {"text", "t" + bad}}})}};
+    const message v = ania::message_from_json(j);
+    CHECK(v.tool_call_id == "c" + fixed);
+    CHECK(v.parts[0].text == "t" + fixed);
+    // Built in code: the factories repair, and dump never throws even on raw assignment.
+    CHECK(message::user("u" + bad).content == "u" + fixed);
+    message raw = message::user("x");
+    raw.content = "z" + bad;
+    CHECK(ania::dump(raw) == R"({"role":"user","content":"z)" + fixed + R"("})");
+}
+
+TEST_CASE("nesting bombs are refused before nlohmann sees them", "[message][bad-input]") {
+    const std::string bomb = R"({"role":"user","content":"x","x":)" + std::string(100000, '[') + std::string(100000, ']') + "}";
+    CHECK_THROWS_MATCHES(ania::parse_message(bomb), ania::error,
+                         Catch::Predicate<ania::error>([](const ania::error& e) { return e.code() == ania::errc::limit_exceeded; }));
+    CHECK_THROWS_WITH(ania::parse_message(bomb), Catch::Contains("max_depth = 64"));
+    // Brackets inside strings do not count.
+    CHECK_NOTHROW(ania::parse_message(R"({"role":"user","content":")" + std::string(1000, '[') + R"("})"));
+    // Exactly at the limit is fine.
+    std::string ok = std::string(63, '[') + std::string(63, ']');
+    CHECK_NOTHROW(ania::parse_json(R"({"a":)" + ok + "}"));
+    CHECK_THROWS_AS(ania::parse_json(R"({"a":[)" + ok + "]}"), ania::error);
+    // A deep JSON value built in code is refused too (copying it would overflow the stack).
+    json deep = json::array();
+    for (int i = 0; i < 200; ++i) deep = json::array({std::move(deep)});
+    json m = {{"role", "user"}, {"content", "x"}, {"deep", deep}};
+    CHECK_THROWS_WITH(ania::message_from_json(m), Catch::Contains("max_depth"));
+}
+
+TEST_CASE("a 10 MB message parses within the default limits and is refused by smaller ones", "[message][bad-input]") {
+    const std::string big(10u << 20, 'a');
+    const std::string wire = R"({"role":"user","content":")" + big + R"("})";
+    const message m = ania::parse_message(wire);
+    CHECK(m.content.size() == big.size());
+    ania::parse_limits small;
+    small.max_bytes = 1u << 20;
+    CHECK_THROWS_WITH(ania::parse_message(wire, small), Catch::Contains("exceeds max_bytes = 1048576"));
+}
+
+TEST_CASE("wrong shapes name the member that is wrong", "[message][bad-input]") {
+    const auto rejects = [](const std::string& wire, const std::string& what) {
+        INFO(wire);
+        CHECK_THROWS_WITH(ania::parse_message(wire), Catch::Contains(what));
+    };
+    rejects("[1,2]", "message: expected an object, got array");
+    rejects(R"({"content":"x"})", "role: missing");
+    rejects(R"({"role":"function","content":"x"})", "role: unknown role \"function\"");
+    rejects(R"({"role":7})", "role: expected a string, got number");
+    rejects(R"({"role":"user","content":7})", "content: expected a string, an array of parts or null");
+    rejects(R"({"role":"user","content":[{"type":"text"}]})", "content[0].text: missing");
+    rejects(R"({"role":"user","content":[{"type":"image_url","image_url":"u"}]})", "content[0].image_url: expected an object");
+    rejects(R"({"role":"user","content":[3]})", "content[0]: expected an object, got number");
+    rejects(R"({"role":"assistant","tool_calls":{}})", "tool_calls: expected an array, got object");
+    rejects(R"({"role":"assistant","tool_calls":[{"type":"function","function":{"name":"f"}}]})", "tool_calls[0].id: missing");
+    rejects(R"({"role":"assistant","tool_calls":[{"id":"a","function":{}}]})", "tool_calls[0].function.name: missing");
+    rejects(R"({"role":"assistant","tool_calls":[{"id":"a","function":{"name":1}}]})", "tool_calls[0].function.name: expected a string");
+    rejects(R"({"role":"tool","content":"x"})", "tool_call_id: a tool message needs a non-empty tool_call_id");
+    rejects(R"({"role":"user","name":null})", "name: expected a string, got null");
+    rejects(R"({"role":"user",)", "parse_error");
+    rejects("", "parse_error");
+    CHECK_THROWS_AS(ania::parse_message("not json"), ania::error);
+}
+
+TEST_CASE("nlohmann conversions use the same format", "[message]") {
+    const message m = message::tool_result("id", "res");
+    json j = m;
+    CHECK(j.dump() == R"({"role":"tool","content":"res","tool_call_id":"id"})");
+    CHECK(j.get<message>() == m);
+}

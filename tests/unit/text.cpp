@@ -1,0 +1,116 @@
+// tests/unit/text.cpp -- UTF-8 validation and repair, rune counting and truncation, whitespace, SHA-256.
+#include <catch2/catch.hpp>
+
+#include <random>
+#include <string>
+
+#include <ania/text/sha256.hpp>
+#include <ania/text/utf8.hpp>
+
+using namespace ania::text;
+using namespace std::string_literals;
+
+namespace {
+const std::string fffd = "\xEF\xBF\xBD";
+std::string random_bytes(std::mt19937& rng, std::size_t n) {
+    // Biased towards bytes that form (and break) multi-byte sequences.
+    static const unsigned char pool[] = {'a', ' ', 0x00, 0x7F, 0x80, 0xBF, 0xC0, 0xC2, 0xDF, 0xE0, 0xE1, 0xED,
+                                         0xEF, 0xF0, 0xF1, 0xF4, 0xF5, 0xFF, 0xA0, 0x9F, 0x90, 0x8F};
+    std::uniform_int_distribution<std::size_t> pick(0, sizeof pool - 1);
+    std::string s;
+    for (std::size_t i = 0; i < n; ++i) s.push_back(static_cast<char>(pool[pick(rng)]));
+    return s;
+}
+} // namespace
+
+TEST_CASE("valid UTF-8 is recognised", "[text][utf8]") {
+    CHECK(is_valid_utf8(""));
+    CHECK(is_valid_utf8("plain ascii, long enough to take the eight-byte path"));
+    CHECK(is_valid_utf8("中文 English 😀 ü"));
+    CHECK(is_valid_utf8("nul\0inside"s));
+    CHECK(is_valid_utf8("\xF4\x8F\xBF\xBF"));  // U+10FFFF
+    CHECK(find_invalid_utf8("abc\xFF") == 3);
+    CHECK(find_invalid_utf8("0123456789\xC0\xAF") == 10);
+}
+
+TEST_CASE("ill-formed sequences are rejected", "[text][utf8]") {
+    for (const char* bad : {"\x80", "\xC0\xAF", "\xC1\xBF", "\xE0\x80\xAF", "\xED\xA0\x80", "\xF4\x90\x80\x80",
+                            "\xF5\x80\x80\x80", "\xFF", "\xE4\xB8", "\xF0\x9F\x98"})
+        CHECK_FALSE(is_valid_utf8(bad));
+}
+
+TEST_CASE("repair replaces maximal subparts (Unicode Table 3-8)", "[text][utf8]") {
+    CHECK(repair_utf8("\x61\xF1\x80\x80\xE1\x80\xC2\x62\x80\x63\x80\xBF\x64") ==
+          "a" + fffd + fffd + fffd + "b" + fffd + "c" + fffd + fffd + "d");
+    CHECK(repair_utf8("\xED\xA0\x80") == fffd + fffd + fffd);  // surrogate: every byte
+    CHECK(repair_utf8("\xC0\xAF") == fffd + fffd);              // overlong
+    CHECK(repair_utf8("ok\xE4\xB8") == "ok" + fffd);            // truncated at the end
+    CHECK(repair_utf8("中文") == "中文");
+    std::string s = "x\xFFy";
+    CHECK(repair_utf8_in_place(s));
+    CHECK(s == "x" + fffd + "y");
+    CHECK_FALSE(repair_utf8_in_place(s));
+}
+
+TEST_CASE("repair of random bytes always yields valid UTF-8 and keeps rune counts", "[text][utf8][property]") {
+    std::mt19937 rng(20261201);
+    for (int round = 0; round < 2000; ++round) {
+        const std::string raw = random_bytes(rng, 1 + round % 40);
+        const std::string fixed = repair_utf8(raw);
+        INFO("round " << round);
+        REQUIRE(is_valid_utf8(fixed));
+        CHECK(repair_utf8(fixed) == fixed);
+        CHECK(rune_count(fixed) == rune_count(raw));
+    }
+}
+
+TEST_CASE("runes are code points", "[text][utf8]") {
+    CHECK(rune_count("") == 0);
+    CHECK(rune_count("abc") == 3);
+    CHECK(rune_count("你好😀") == 3);
+    CHECK(rune_count("a\xFF" "b") == 3);
+}
+
+TEST_CASE("truncation never splits a sequence", "[text][utf8]") {
+    CHECK(truncate_runes("你好世界", 2) == "你好");
+    CHECK(truncate_runes("ab😀c", 3) == "ab😀");
+    CHECK(truncate_runes("abc", 10) == "abc");
+    CHECK(truncate_runes("abc", 0).empty());
+    const std::string s = "混合 mixed 文本 😀 text ü";
+    for (std::size_t n = 0; n <= rune_count(s) + 1; ++n) {
+        const auto t = truncate_runes(s, n);
+        CHECK(is_valid_utf8(t));
+        CHECK(rune_count(t) == std::min(n, rune_count(s)));
+    }
+}
+
+TEST_CASE("white space is trimmed and folded as Go's strings.Fields does", "[text]") {
+    CHECK(fold_whitespace("  a \t\n b\xE3\x80\x80" "c  ") == "a b c");  // U+3000 ideographic space
+    CHECK(fold_whitespace("\xC2\xA0x\xE2\x80\x83y") == "x y");          // NBSP, em space
+    CHECK(fold_whitespace("") == "");
+    CHECK(fold_whitespace(" \n\t ") == "");
+    CHECK(trim("  中文  ") == "中文");
+    CHECK(trim("\xE3\x80\x80 a b \xE3\x80\x80") == "a b");
+}
+
+TEST_CASE("SHA-256 matches the FIPS 180-4 vectors", "[text][sha256]") {
+    CHECK(sha256_hex("") == "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+    CHECK(sha256_hex("abc") == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+    CHECK(sha256_hex("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq") ==
+          "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1");
+    CHECK(sha256_hex(std::string(1000000, 'a')) == "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0");
+    // Incremental updates split at every position give the same digest.
+    const std::string msg = "The quick brown fox jumps over the lazy dog, 64+ bytes long to cross a block boundary!";
+    for (std::size_t cut = 0; cut <= msg.size(); ++cut) {
+        sha256 h;
+        h.update(std::string_view(msg).substr(0, cut)).update(std::string_view(msg).substr(cut));
+        CHECK(to_hex(h.finish()) == sha256_hex(msg));
+    }
+}
+
+TEST_CASE("the image short hash is the first 8 hex digits of SHA-256", "[text][sha256]") {
+    CHECK(short_hash("abc") == "ba7816bf");
+    const std::string url = "https://multimedia.nt.qq.com.cn/download?appid=1407&fileid=abc";
+    CHECK(short_hash(url) == sha256_hex(url).substr(0, 8));
+    CHECK(short_hash(url).size() == 8);
+}
