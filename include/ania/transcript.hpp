@@ -85,6 +85,11 @@ private:
     std::vector<bool> big_;
 };
 
+/// The id a tool message answers ("" when it has none). A view: value_or("") would dangle.
+[[nodiscard]] inline std::string_view answered_id(const message& m) noexcept {
+    return m.tool_call_id ? std::string_view(*m.tool_call_id) : std::string_view();
+}
+
 /// Index of the first call with this id, or npos. Calls per message are few: a linear scan beats hashing.
 [[nodiscard]] inline std::size_t find_call(const std::vector<tool_call>& calls, std::string_view id) noexcept {
     for (std::size_t i = 0; i < calls.size(); ++i)
@@ -101,7 +106,7 @@ void scan_transcript(std::span<const message> ms, Sink&& sink) {
     while (i < ms.size()) {
         const message& m = ms[i];
         if (m.role == role::tool) {
-            if (!sink(transcript_problem::orphan_result, i, std::string_view(m.tool_call_id.value_or("")))) return;
+            if (!sink(transcript_problem::orphan_result, i, answered_id(m))) return;
             ++i;
             continue;
         }
@@ -116,7 +121,7 @@ void scan_transcript(std::span<const message> ms, Sink&& sink) {
         call_marks answered(calls.size());
         std::size_t j = i + 1;
         for (; j < ms.size() && ms[j].role == role::tool; ++j) {
-            const std::string_view id = ms[j].tool_call_id.value_or("");
+            const std::string_view id = answered_id(ms[j]);
             const std::size_t c = find_call(calls, id);
             if (c == npos) {
                 if (!sink(transcript_problem::unknown_result, j, id)) return;
@@ -185,7 +190,7 @@ inline repair_report repair_transcript(std::vector<message>& ms, const repair_op
         std::vector<message> results;
         std::size_t j = i + 1;
         for (; j < ms.size() && ms[j].role == role::tool; ++j) {
-            const std::size_t c = detail::find_call(calls, ms[j].tool_call_id.value_or(""));
+            const std::size_t c = detail::find_call(calls, detail::answered_id(ms[j]));
             if (c == static_cast<std::size_t>(-1) || answered.test(c)) {
                 ++report.results_dropped;
                 continue;

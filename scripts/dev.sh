@@ -1,0 +1,130 @@
+#!/usr/bin/env bash
+# scripts/dev.sh -- the project's commands. Each sets everything up first (scripts/setup.sh).
+#   scripts/dev.sh example   build and run the quickstart: a conversation persisted in build/quickstart.db
+#   scripts/dev.sh test      the whole test suite: g++ and clang++ with -Werror, again under ASan+UBSan,
+#                            the consumer projects; ends with "N passed, N failed"
+#   scripts/dev.sh quick     the test suite once, with g++ only (for the edit-compile loop)
+#   scripts/dev.sh bench     release build, then every benchmark on the vendored data set ($ANIA_BENCH_DATA)
+set -euo pipefail
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$root"
+bash scripts/setup.sh
+
+cmd=${1:-test}
+out=build
+
+# configure DIR COMPILER [meson options...]: set up once, reconfigure when options change.
+configure() {
+  local dir=$1 cxx=$2
+  shift 2
+  if [ -f "$dir/build.ninja" ]; then
+    meson configure "$dir" "$@" >/dev/null
+  else
+    CXX=$cxx meson setup "$dir" "$@" >/dev/null
+  fi
+}
+
+# run_suite DIR: build and run Meson's tests (failures are counted, not fatal here).
+run_suite() {
+  local dir=$1
+  echo "== $(basename "$dir"): build"
+  ninja -C "$dir" >"$dir.build.log" 2>&1 || { tail -50 "$dir.build.log"; echo "build failed: $dir" >&2; return 1; }
+  echo "== $(basename "$dir"): test"
+  meson test -C "$dir" --print-errorlogs --num-processes 2 --timeout-multiplier 3 || true
+}
+
+# summary: counts every test in every testlog.json under build/, prints "N passed, N failed".
+summary() {
+  python3 - "$out" "$@" <<'PY'
+import json, pathlib, sys
+root, extra = pathlib.Path(sys.argv[1]), sys.argv[2:]
+passed = failed = skipped = 0
+for log in sorted(root.glob("**/meson-logs/testlog.json")):
+    for line in log.read_text().splitlines():
+        if not line.strip():
+            continue
+        r = json.loads(line)["result"]
+        if r in ("OK", "EXPECTEDFAIL"): passed += 1
+        elif r == "SKIP": skipped += 1
+        else:
+            failed += 1
+            print("FAILED:", log.parent.parent.name, json.loads(line)["name"])
+for name_result in extra:                      # checks that are not Meson tests: name=ok|fail
+    name, _, res = name_result.partition("=")
+    if res == "ok": passed += 1
+    else:
+        failed += 1
+        print("FAILED:", name)
+print(f"{passed} passed, {failed} failed" + (f", {skipped} skipped" if skipped else ""))
+sys.exit(1 if failed or passed == 0 else 0)
+PY
+}
+
+# consumers PREFIX_BUILD: ania used as a Meson subproject, through its .pc files, and through CMake.
+consumers() {
+  local src=$root/tests/consumer prefix=$root/$out/prefix
+  rm -rf "$prefix" "$out/consumer-"*
+  meson install -C "$out/gcc" --quiet >/dev/null
+  local results=()
+  mkdir -p "$src/subproject/subprojects"
+  ln -sfn ../../../.. "$src/subproject/subprojects/ania"
+  if meson setup "$out/consumer-subproject" "$src/subproject" >"$out/consumer-subproject.log" 2>&1 &&
+     ninja -C "$out/consumer-subproject" >>"$out/consumer-subproject.log" 2>&1 &&
+     meson test -C "$out/consumer-subproject" >>"$out/consumer-subproject.log" 2>&1 &&
+     python3 "$src/check_subproject_targets.py" "$out/consumer-subproject" >>"$out/consumer-subproject.log" 2>&1; then
+    results+=(consumer-subproject=ok)
+  else
+    tail -30 "$out/consumer-subproject.log"; results+=(consumer-subproject=fail)
+  fi
+  if PKG_CONFIG_PATH=$prefix/share/pkgconfig meson setup --wrap-mode=nofallback "$out/consumer-pkgconfig" "$src/pkgconfig" \
+       >"$out/consumer-pkgconfig.log" 2>&1 &&
+     ninja -C "$out/consumer-pkgconfig" >>"$out/consumer-pkgconfig.log" 2>&1 &&
+     meson test -C "$out/consumer-pkgconfig" >>"$out/consumer-pkgconfig.log" 2>&1; then
+    results+=(consumer-pkgconfig=ok)
+  else
+    tail -30 "$out/consumer-pkgconfig.log"; results+=(consumer-pkgconfig=fail)
+  fi
+  if cmake -S "$src/cmake" -B "$out/consumer-cmake" -DCMAKE_PREFIX_PATH="$prefix" >"$out/consumer-cmake.log" 2>&1 &&
+     cmake --build "$out/consumer-cmake" >>"$out/consumer-cmake.log" 2>&1 &&
+     "$out/consumer-cmake/app" >>"$out/consumer-cmake.log" 2>&1; then
+    results+=(consumer-cmake=ok)
+  else
+    tail -30 "$out/consumer-cmake.log"; results+=(consumer-cmake=fail)
+  fi
+  CONSUMER_RESULTS=("${results[@]}")
+}
+
+case "$cmd" in
+  example)
+    configure "$out/gcc" g++ -Dbench=disabled
+    ninja -C "$out/gcc" examples/quickstart >/dev/null
+    "$out/gcc/examples/quickstart" "$out/quickstart.db"
+    ;;
+  quick)
+    configure "$out/gcc" g++ --werror -Dbench=enabled --prefix="$root/$out/prefix"
+    rm -rf "$out"/clang "$out"/asan
+    run_suite "$out/gcc"
+    summary
+    ;;
+  test)
+    mkdir -p "$out"
+    configure "$out/gcc" g++ --werror -Dbench=enabled --prefix="$root/$out/prefix"
+    configure "$out/clang" clang++ --werror -Dbench=disabled
+    configure "$out/asan" g++ -Dbench=disabled -Db_sanitize=address,undefined -Db_lundef=false
+    export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
+    ok=0
+    run_suite "$out/gcc" || ok=1
+    run_suite "$out/clang" || ok=1
+    run_suite "$out/asan" || ok=1
+    CONSUMER_RESULTS=()
+    if [ $ok -eq 0 ]; then consumers; else CONSUMER_RESULTS=(build=fail); fi
+    summary "${CONSUMER_RESULTS[@]}"
+    ;;
+  bench)
+    configure "$out/release" g++ -Dbuildtype=release -Db_ndebug=true -Dtests=disabled -Dbench=enabled
+    ninja -C "$out/release" >/dev/null
+    for b in "$out"/release/bench/bench_*; do "$b" "${@:2}"; done
+    ;;
+  *)
+    echo "usage: scripts/dev.sh example|test|quick|bench" >&2; exit 2 ;;
+esac
