@@ -15,3 +15,10 @@
 #include <ania/config.hpp>
 #include <ania/concepts.hpp>
 #include <ania/store/memory_store.hpp>
+#include <ania/context/token_counter.hpp>
+#include <ania/context/token_window.hpp>
+#include <ania/context/maybe_compress.hpp>
+#include <ania/compressor/truncate_oldest_half.hpp>
+#include <ania/compressor/budget_trim.hpp>
+#include <ania/compressor/llm_summary.hpp>
+#include <ania/compressor/with_fallback.hpp>

@@ -4,11 +4,14 @@
 
 #include <concepts>
 #include <cstddef>
+#include <cstdint>
 #include <span>
+#include <string>
 #include <string_view>
 #include <vector>
 
 #include <ania/message.hpp>
+#include <ania/usage.hpp>
 
 namespace ania {
 
@@ -35,6 +38,75 @@ concept history_store = requires(S& s, std::string_view session, std::span<const
 template <class S>
 concept prefix_dropping_store = history_store<S> && requires(S& s, std::string_view session, std::size_t k) {
     s.drop_front(session, k);
+};
+
+/// Estimates the tokens one message adds to a prompt. `count` must be cheap, must not throw, and must be
+/// pure: a window calls it once per message when the message enters and keeps the result.
+template <class C>
+concept token_counter = requires(const C& c, const message& m) {
+    { c.count(m) } -> std::convertible_to<std::int64_t>;
+};
+
+/// A token_counter that learns from reported usage: `observe(estimated, reported)` after a call whose
+/// prompt size was reported, `scale(raw)` to turn a sum of counts into a calibrated estimate.
+template <class C>
+concept calibrating_token_counter = token_counter<C> && requires(C& c, const C& cc, std::int64_t n) {
+    c.observe(n, n);
+    { cc.scale(n) } -> std::convertible_to<std::int64_t>;
+};
+
+/// What one chat-completions call returned. A client reports failure as `ok == false` with a readable
+/// `error` (network, HTTP status, malformed body, empty choice), not by throwing; `used` may hold tokens
+/// even on failure (a server that answered, but uselessly).
+struct completion {
+    bool ok = false;
+    message reply;
+    ania::usage used;
+    std::string error;
+
+    [[nodiscard]] static completion success(message m, ania::usage u = {}) { return {true, std::move(m), u, {}}; }
+    [[nodiscard]] static completion failure(std::string why, ania::usage u = {}) { return {false, {}, u, std::move(why)}; }
+};
+
+/// An LLM behind the OpenAI chat-completions protocol: messages in, the assistant message and its usage out.
+/// `complete` blocks until the reply is there. Failures are values (see `completion`); an exception that
+/// escapes anyway is caught by ania's callers and treated as a failure. Which model, endpoint and limits a
+/// client uses is the client's own configuration (a compression client is a second client instance).
+template <class C>
+concept chat_client = requires(C& c, std::span<const message> msgs) {
+    { c.complete(msgs) } -> std::same_as<completion>;
+};
+
+/// What a compressor is given: the history, and (when the caller has them) its cached token counts as prefix
+/// sums, size `history.size() + 1` (or empty): `prefix_tokens[j] - prefix_tokens[i]` = tokens of
+/// `history[i..j)`. `prefix_tokens[0]` need not be 0.
+struct compress_input {
+    std::span<const message> history;
+    std::span<const std::int64_t> prefix_tokens;
+};
+
+/// A compressor's answer. The new history is `prefix` followed by `history[keep_from..]`, so a truncation
+/// is just an offset (no message is copied) and a summary is one new message. On failure (`ok == false`)
+/// the history is left as it was; `used` counts the tokens spent either way.
+struct compression_result {
+    bool ok = false;
+    std::size_t keep_from = 0;
+    std::vector<message> prefix;
+    ania::usage used;
+    std::string error;
+
+    [[nodiscard]] static compression_result keep_suffix(std::size_t from) { return {true, from, {}, {}, {}}; }
+    [[nodiscard]] static compression_result failure(std::string why, ania::usage u = {}) {
+        return {false, 0, {}, u, std::move(why)};
+    }
+};
+
+/// Shrinks a history (SPEC §1). `compress` may call an LLM and so may block for seconds; it must not throw
+/// for expected failures (return `compression_result::failure`). The result must be a valid transcript
+/// whenever the input is (see ania/transcript.hpp); maybe_compress checks and repairs anyway.
+template <class P>
+concept compressor = requires(P& p, const compress_input& in) {
+    { p.compress(in) } -> std::same_as<compression_result>;
 };
 
 } // namespace ania

@@ -1,0 +1,200 @@
+// ania/compressor/llm_summary.hpp -- compress the history into one summary written by an LLM (SPEC §1).
+// SPDX-License-Identifier: MIT
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <exception>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include <ania/concepts.hpp>
+#include <ania/context/token_counter.hpp>
+#include <ania/message.hpp>
+#include <ania/text/utf8.hpp>
+
+namespace ania {
+
+/// The original compression prompt: keep key information, user intent, conclusions and important context;
+/// omit tool-call details and intermediate reasoning.
+inline constexpr std::string_view summary_prompt_zh =
+    "请将以下对话压缩为一段简洁的摘要。要求：保留关键信息、用户意图、讨论结论和重要上下文，"
+    "省略工具调用细节和中间推理过程。只输出摘要正文。";
+inline constexpr std::string_view summary_prompt_en =
+    "Compress the following conversation into one concise summary. Keep the key information, the users' "
+    "intent, the conclusions reached and important context; omit tool-call details and intermediate "
+    "reasoning. Output only the summary.";
+/// The summary message starts with this (SPEC §1: "以下是之前的对话摘要：\n<summary>").
+inline constexpr std::string_view summary_prefix_zh = "以下是之前的对话摘要：\n";
+inline constexpr std::string_view summary_prefix_en = "Here is a summary of the earlier conversation:\n";
+
+struct summary_options {
+    std::string prompt{summary_prompt_zh};
+    std::string prefix{summary_prefix_zh};
+    std::string empty_summary = "(no content)";  ///< the summary of a transcript with nothing to summarise
+    /// Opt-in: keep the newest K turns verbatim (a turn starts at a user message, so no tool exchange is
+    /// split) and summarise only what is older. 0 = the spec: summarise everything.
+    std::size_t keep_last_turns = 0;
+    /// Opt-in: the compression model's own context, in estimated tokens. A transcript larger than this is
+    /// summarised in chunks, then the summaries are summarised. 0 = one call, whatever the size.
+    std::int64_t chunk_tokens = 0;
+    std::size_t max_rounds = 4;  ///< bound on summary-of-summaries rounds when chunking
+};
+
+/// Removes `<think>…</think>` blocks (an unclosed one runs to the end; a lone `</think>` drops what precedes
+/// it, as reasoning models emit when the template opened the block), then trims.
+[[nodiscard]] inline std::string strip_think(std::string_view s) {
+    static constexpr std::string_view open = "<think>", close = "</think>";
+    std::string out;
+    if (const auto lone = s.find(close); lone != std::string_view::npos && s.substr(0, lone).find(open) == std::string_view::npos)
+        s.remove_prefix(lone + close.size());
+    while (!s.empty()) {
+        const auto o = s.find(open);
+        out.append(s.substr(0, o));
+        if (o == std::string_view::npos) break;
+        const auto c = s.find(close, o + open.size());
+        if (c == std::string_view::npos) break;
+        s.remove_prefix(c + close.size());
+    }
+    return std::string(text::trim(out));
+}
+
+/// SPEC §1 "Compressor": formats the history as `[role]: text` lines (tool messages and assistant tool-call
+/// messages skipped; the base prompt is not part of the history), asks the compression client for a
+/// summary (the main client when no compression client is configured), and replaces the history by one
+/// **user** message `prefix + summary`. An empty transcript gives `prefix + "(no content)"` without a call.
+/// An empty or whitespace-only summary, a failed call or an exception from the client is a failure.
+/// `Client` is held by value: pass a cheap handle (a real client shares its connection pool).
+template <chat_client Client>
+class llm_summary {
+public:
+    explicit llm_summary(Client main, summary_options opt = {}) : main_(std::move(main)), opt_(std::move(opt)) {}
+    llm_summary(Client main, Client compression, summary_options opt = {})
+        : main_(std::move(main)), compression_(std::move(compression)), opt_(std::move(opt)) {}
+
+    [[nodiscard]] compression_result compress(const compress_input& in) {
+        const auto h = in.history;
+        const std::size_t cut = keep_from(h);
+        if (opt_.keep_last_turns > 0 && cut == 0)
+            return compression_result::failure("llm_summary: nothing older than the newest " +
+                                               std::to_string(opt_.keep_last_turns) + " turns to summarise");
+        std::vector<std::string> lines = transcript_lines(h.first(cut));
+        compression_result r;
+        r.keep_from = cut;
+        std::string summary;
+        if (lines.empty()) {
+            summary = opt_.empty_summary;
+        } else {
+            std::optional<std::string> s = summarise_lines(std::move(lines), r.used, r.error);
+            if (!s) return compression_result::failure(std::move(r.error), r.used);
+            summary = std::move(*s);
+        }
+        r.ok = true;
+        r.prefix.push_back(message::user(opt_.prefix + summary));
+        return r;
+    }
+
+    /// The client compression calls: the compression client if configured, else the main one.
+    [[nodiscard]] Client& client() noexcept { return compression_ ? *compression_ : main_; }
+    [[nodiscard]] const summary_options& options() const noexcept { return opt_; }
+
+    /// The transcript as the compressor sends it, one `[role]: text` line per message.
+    [[nodiscard]] static std::vector<std::string> transcript_lines(std::span<const message> h) {
+        std::vector<std::string> lines;
+        for (const message& m : h) {
+            if (m.role == role::tool || (m.role == role::assistant && m.has_tool_calls())) continue;
+            const std::string t = m.text();
+            const std::string_view body = text::trim(t);
+            if (body.empty()) continue;
+            std::string line = "[";
+            line += to_string(m.role);
+            line += "]: ";
+            line += body;
+            lines.push_back(std::move(line));
+        }
+        return lines;
+    }
+
+private:
+    /// Where the verbatim tail starts (keep_last_turns), or h.size() when everything is summarised.
+    [[nodiscard]] std::size_t keep_from(std::span<const message> h) const noexcept {
+        if (opt_.keep_last_turns == 0) return h.size();
+        std::size_t turns = 0;
+        for (std::size_t i = h.size(); i-- > 0;) {
+            const bool starts_turn = h[i].role == role::user && (i == 0 || h[i - 1].role != role::user);
+            if (starts_turn && ++turns == opt_.keep_last_turns) return i;
+        }
+        return 0;
+    }
+
+    std::optional<std::string> call(const std::string& transcript, usage& used, std::string& error) {
+        const std::vector<message> request{message::user(opt_.prompt + "\n\n" + transcript)};
+        completion c;
+        try {
+            c = client().complete(request);
+        } catch (const std::exception& e) {
+            error = std::string("llm_summary: the client threw: ") + e.what();
+            return std::nullopt;
+        } catch (...) {
+            error = "llm_summary: the client threw";
+            return std::nullopt;
+        }
+        used += c.used;
+        if (!c.ok) {
+            error = "llm_summary: " + c.error;
+            return std::nullopt;
+        }
+        std::string summary = strip_think(c.reply.text());
+        if (summary.empty()) {
+            error = "llm_summary: the model returned an empty summary";
+            return std::nullopt;
+        }
+        return summary;
+    }
+
+    std::optional<std::string> summarise_lines(std::vector<std::string> lines, usage& used, std::string& error) {
+        const auto join = [](const std::vector<std::string>& ls, std::size_t b, std::size_t e) {
+            std::string out;
+            for (std::size_t i = b; i < e; ++i) {
+                if (!out.empty()) out.push_back('\n');
+                out += ls[i];
+            }
+            return out;
+        };
+        if (opt_.chunk_tokens <= 0) return call(join(lines, 0, lines.size()), used, error);
+        const std::int64_t limit = opt_.chunk_tokens;
+        for (std::size_t round = 0; round < opt_.max_rounds; ++round) {
+            std::int64_t total = 0;
+            for (std::string& l : lines) {
+                if (char_class_counter::text_tokens(l) > limit)  // one line alone too big: cut it (>= 0.1 token/rune)
+                    l = std::string(text::truncate_runes(l, static_cast<std::size_t>(limit)));
+                total += char_class_counter::text_tokens(l) + 1;
+            }
+            if (total <= limit) return call(join(lines, 0, lines.size()), used, error);
+            std::vector<std::string> summaries;
+            std::size_t b = 0;
+            while (b < lines.size()) {
+                std::size_t e = b;
+                std::int64_t t = 0;
+                while (e < lines.size() && (e == b || t + char_class_counter::text_tokens(lines[e]) + 1 <= limit))
+                    t += char_class_counter::text_tokens(lines[e++]) + 1;
+                std::optional<std::string> s = call(join(lines, b, e), used, error);
+                if (!s) return std::nullopt;
+                summaries.push_back("[summary]: " + *s);
+                b = e;
+            }
+            lines = std::move(summaries);
+        }
+        error = "llm_summary: the summaries still exceed chunk_tokens after max_rounds rounds";
+        return std::nullopt;
+    }
+
+    Client main_;
+    std::optional<Client> compression_;
+    summary_options opt_;
+};
+
+} // namespace ania

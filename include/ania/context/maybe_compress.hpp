@@ -1,0 +1,118 @@
+// ania/context/maybe_compress.hpp -- decide, notify PreCompact, compress, repair, account and persist.
+// SPDX-License-Identifier: MIT
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <exception>
+#include <functional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <ania/concepts.hpp>
+#include <ania/context/token_window.hpp>
+#include <ania/log.hpp>
+#include <ania/store/memory_store.hpp>
+#include <ania/transcript.hpp>
+#include <ania/usage.hpp>
+
+namespace ania {
+
+/// What the PreCompact hook is told. It is a notification: it cannot veto or change the compression.
+struct pre_compact_event {
+    std::string_view session;
+    std::int64_t context_tokens;  ///< the recorded context size that made compression due
+    std::int64_t threshold;       ///< ratio x max_context_tokens
+    std::size_t messages;         ///< history length before compressing
+};
+
+struct compress_hooks {
+    std::function<void(const pre_compact_event&)> pre_compact;  ///< exceptions are caught and logged
+    log_sink log = stderr_log_sink();
+    repair_options repair{};
+    /// When the result is a pure suffix and the store can drop a prefix, drop it instead of replace().
+    /// Only right when the store holds exactly the window's history (the default, replace, is always right).
+    bool drop_front_when_possible = false;
+};
+
+enum class compress_status : std::uint8_t { not_due, compressed, failed };
+
+struct compress_report {
+    compress_status status = compress_status::not_due;
+    std::size_t before = 0, after = 0;  ///< history length
+    usage used;                         ///< tokens the compression spent (also added to the turn's stats)
+    repair_report repaired;             ///< what the repair pass changed in the result
+    std::string error;                  ///< why the compressor failed, or why its primary did
+};
+
+/// SPEC §1 maybe_compress. If the window's recorded context exceeds the threshold: fire PreCompact, run the
+/// compressor, add its tokens to `stats.compress_usage` (not an iteration), apply the result, run the
+/// transcript repair on it, reset `last_prompt_tokens` to 0 (the next request measures again: if still over,
+/// it compresses again, converging step by step) and write the new history with `replace`. A store failure
+/// is logged, never thrown: the conversation goes on in memory. When the compressor fails (a bare one, without
+/// fallback) the history is left unchanged and the next round tries again.
+template <class Counter, compressor C, history_store S>
+compress_report maybe_compress(token_window<Counter>& window, C& comp, S& store, std::string_view session,
+                               turn_stats& stats, const compress_hooks& hooks = {}) {
+    compress_report report;
+    report.before = window.size();
+    if (!window.compression_due()) return report;
+    if (hooks.pre_compact) {
+        try {
+            hooks.pre_compact({session, window.last_prompt_tokens(), window.threshold(), window.size()});
+        } catch (const std::exception& e) {
+            log_to(hooks.log, log_level::warn, std::string("PreCompact hook threw: ") + e.what());
+        } catch (...) {
+            log_to(hooks.log, log_level::warn, "PreCompact hook threw");
+        }
+    }
+    compression_result r;
+    try {
+        r = comp.compress({window.messages(), window.prefix_tokens()});
+    } catch (const std::exception& e) {
+        r = compression_result::failure(std::string("compressor threw: ") + e.what());
+    }
+    stats.record_compression(r.used);
+    report.used = r.used;
+    report.error = r.error;
+    if (!r.ok) {
+        report.status = compress_status::failed;
+        report.after = window.size();
+        log_to(hooks.log, log_level::error, "compression failed, history kept: " + r.error);
+        return report;
+    }
+    if (!r.error.empty()) log_to(hooks.log, log_level::warn, "compression fell back: " + r.error);
+    const bool suffix_only = r.prefix.empty();
+    const std::size_t dropped = std::min(r.keep_from, window.size());
+    window.apply(std::move(r));
+    if (!is_valid_transcript(window.messages())) {
+        std::vector<message> fixed(window.messages().begin(), window.messages().end());
+        report.repaired = repair_transcript(fixed, hooks.repair);
+        window.assign(std::move(fixed));
+    }
+    window.reset_last_prompt_tokens();
+    report.status = compress_status::compressed;
+    report.after = window.size();
+    try {
+        if constexpr (prefix_dropping_store<S>) {
+            if (hooks.drop_front_when_possible && suffix_only && !report.repaired.changed()) {
+                store.drop_front(session, dropped);
+                return report;
+            }
+        }
+        store.replace(session, window.messages());
+    } catch (const std::exception& e) {
+        log_to(hooks.log, log_level::error, std::string("compression: persisting the new history failed: ") + e.what());
+    }
+    return report;
+}
+
+/// maybe_compress without persistence.
+template <class Counter, compressor C>
+compress_report maybe_compress(token_window<Counter>& window, C& comp, turn_stats& stats, const compress_hooks& hooks = {}) {
+    null_store none;
+    return maybe_compress(window, comp, none, {}, stats, hooks);
+}
+
+} // namespace ania

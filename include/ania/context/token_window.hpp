@@ -1,0 +1,184 @@
+// ania/context/token_window.hpp -- the token-budget context window (SPEC §1 messageWindow).
+// SPDX-License-Identifier: MIT
+#pragma once
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <utility>
+#include <vector>
+
+#include <ania/concepts.hpp>
+#include <ania/config.hpp>
+#include <ania/context/token_counter.hpp>
+#include <ania/message.hpp>
+#include <ania/usage.hpp>
+
+namespace ania {
+
+/// When compression is due and when it is checked.
+struct window_options {
+    std::int64_t max_context_tokens = 128000;  ///< <= 0 disables compression
+    double compress_ratio = 0.8;               ///< due once the context exceeds ratio x max_context_tokens
+    /// The spec checks before the next round only; true also checks before every LLM call inside a tool
+    /// loop, so that one long tool loop cannot overflow the context within a single turn.
+    bool check_inside_tool_loop = false;
+
+    [[nodiscard]] static window_options from(const config& c) {
+        return {c.max_context_tokens, c.compress_ratio, false};
+    }
+};
+
+/// The history of one conversation with its token accounting. Counts are computed once per message, when it
+/// enters, and kept as prefix sums, so budget questions are binary searches. Dropping the oldest messages
+/// moves a start offset: message bodies are never copied (the storage is compacted, by moves, only once the
+/// dropped part outweighs the live part).
+///
+/// Context size: after each request `record_request` keeps the prompt tokens of the request's *last* LLM
+/// call (the real size; the sum over tool rounds over-counts). When the upstream reported no usage the
+/// window estimates the size with its counter instead, so a server that never reports usage still cannot
+/// grow the history without bound. Not thread-safe: one window belongs to one session, under its lock.
+template <token_counter Counter = char_class_counter>
+class token_window {
+public:
+    using counter_type = Counter;
+
+    explicit token_window(window_options opt = {}, Counter counter = {}) : opt_(opt), counter_(std::move(counter)) {
+        prefix_.push_back(0);
+    }
+
+    // ---- contents -------------------------------------------------------------------------------------
+
+    [[nodiscard]] std::span<const message> messages() const noexcept {
+        return {msgs_.data() + start_, msgs_.size() - start_};
+    }
+    [[nodiscard]] std::size_t size() const noexcept { return msgs_.size() - start_; }
+    [[nodiscard]] bool empty() const noexcept { return size() == 0; }
+    [[nodiscard]] const message& operator[](std::size_t i) const noexcept { return msgs_[start_ + i]; }
+
+    void append(message m) {
+        compact_if_worth_it();
+        const std::int64_t t = counter_.count(m);
+        msgs_.push_back(std::move(m));
+        prefix_.push_back(prefix_.back() + t);
+    }
+    void append(std::span<const message> ms) {
+        compact_if_worth_it();
+        msgs_.reserve(msgs_.size() + ms.size());
+        prefix_.reserve(prefix_.size() + ms.size());
+        for (const message& m : ms) {
+            prefix_.push_back(prefix_.back() + counter_.count(m));
+            msgs_.push_back(m);
+        }
+    }
+    /// Replaces the whole history (after loading it from a store).
+    void assign(std::vector<message> ms) {
+        msgs_ = std::move(ms);
+        start_ = 0;
+        prefix_.assign(1, 0);
+        prefix_.reserve(msgs_.size() + 1);
+        for (const message& m : msgs_) prefix_.push_back(prefix_.back() + counter_.count(m));
+    }
+    void clear() noexcept {
+        msgs_.clear();
+        prefix_.assign(1, 0);
+        start_ = 0;
+        last_prompt_tokens_ = 0;
+    }
+
+    /// Forgets the oldest `k` messages in O(1).
+    void drop_front(std::size_t k) noexcept { start_ += std::min(k, size()); }
+
+    /// Applies a compressor's result: `r.prefix` followed by `messages()[r.keep_from..]`.
+    void apply(compression_result&& r) {
+        const std::size_t keep = std::min(r.keep_from, size());
+        if (r.prefix.empty()) {
+            drop_front(keep);
+            return;
+        }
+        std::vector<message> next = std::move(r.prefix);
+        std::vector<std::int64_t> sums{0};
+        sums.reserve(next.size() + size() - keep + 1);
+        for (const message& m : next) sums.push_back(sums.back() + counter_.count(m));
+        next.reserve(next.size() + size() - keep);
+        for (std::size_t i = start_ + keep; i < msgs_.size(); ++i) {
+            sums.push_back(sums.back() + (prefix_[i + 1] - prefix_[i]));  // cached counts are reused
+            next.push_back(std::move(msgs_[i]));
+        }
+        msgs_ = std::move(next);
+        prefix_ = std::move(sums);
+        start_ = 0;
+    }
+
+    // ---- tokens ---------------------------------------------------------------------------------------
+
+    /// Cached count of messages()[i].
+    [[nodiscard]] std::int64_t tokens(std::size_t i) const noexcept { return prefix_[start_ + i + 1] - prefix_[start_ + i]; }
+    /// Prefix sums over messages(): element j - element i = tokens of messages()[i..j). Size size() + 1.
+    [[nodiscard]] std::span<const std::int64_t> prefix_tokens() const noexcept {
+        return {prefix_.data() + start_, prefix_.size() - start_};
+    }
+    /// What the caller sends besides the history (base prompt, tool schemas), in the counter's raw units.
+    void set_overhead_tokens(std::int64_t raw) noexcept { overhead_ = raw; }
+    /// Estimated prompt size of a request holding the history: raw counts + overhead, calibrated if the
+    /// counter learns from usage.
+    [[nodiscard]] std::int64_t estimated_tokens() const noexcept { return scaled(raw_tokens()); }
+
+    /// After each request (SPEC §1): the last call's prompt tokens if any call reported usage, else the
+    /// estimate. A calibrating counter learns from the reported size against its estimate of that request.
+    void record_request(const turn_stats& s) {
+        if (s.total.prompt_tokens && s.last_prompt_tokens > 0) {
+            last_prompt_tokens_ = s.last_prompt_tokens;
+            if constexpr (calibrating_token_counter<Counter>) {
+                // The last call's prompt held everything but its own reply, the newest message.
+                std::int64_t raw = raw_tokens();
+                if (!empty() && (*this)[size() - 1].role == role::assistant) raw -= tokens(size() - 1);
+                counter_.observe(raw, s.last_prompt_tokens);
+            }
+        } else {
+            last_prompt_tokens_ = estimated_tokens();
+        }
+    }
+    /// The context size the compression decision uses (0 right after a compression).
+    [[nodiscard]] std::int64_t last_prompt_tokens() const noexcept { return last_prompt_tokens_; }
+    void set_last_prompt_tokens(std::int64_t n) noexcept { last_prompt_tokens_ = n; }
+    void reset_last_prompt_tokens() noexcept { last_prompt_tokens_ = 0; }
+
+    /// ratio x max_context_tokens, or -1 when compression is disabled.
+    [[nodiscard]] std::int64_t threshold() const noexcept {
+        if (opt_.max_context_tokens <= 0) return -1;
+        return static_cast<std::int64_t>(opt_.compress_ratio * static_cast<double>(opt_.max_context_tokens));
+    }
+    /// True when the recorded context size exceeds the threshold.
+    [[nodiscard]] bool compression_due() const noexcept {
+        return threshold() >= 0 && last_prompt_tokens_ > threshold();
+    }
+
+    [[nodiscard]] const window_options& options() const noexcept { return opt_; }
+    [[nodiscard]] Counter& counter() noexcept { return counter_; }
+    [[nodiscard]] const Counter& counter() const noexcept { return counter_; }
+
+private:
+    [[nodiscard]] std::int64_t raw_tokens() const noexcept { return prefix_.back() - prefix_[start_] + overhead_; }
+    [[nodiscard]] std::int64_t scaled(std::int64_t raw) const noexcept {
+        if constexpr (calibrating_token_counter<Counter>) return counter_.scale(raw);
+        else return raw;
+    }
+    void compact_if_worth_it() {
+        if (start_ < 1024 || start_ < size()) return;
+        msgs_.erase(msgs_.begin(), msgs_.begin() + static_cast<std::ptrdiff_t>(start_));
+        prefix_.erase(prefix_.begin(), prefix_.begin() + static_cast<std::ptrdiff_t>(start_));
+        start_ = 0;
+    }
+
+    window_options opt_;
+    Counter counter_;
+    std::vector<message> msgs_;
+    std::vector<std::int64_t> prefix_;  // prefix_[i] = tokens of msgs_[0..i)
+    std::size_t start_ = 0;             // messages before it are dropped
+    std::int64_t overhead_ = 0;
+    std::int64_t last_prompt_tokens_ = 0;
+};
+
+} // namespace ania

@@ -1,0 +1,72 @@
+// tests/support/scripted_client.hpp -- a SCRIPTED chat_client for tests: no LLM, no network. It replays
+// queued replies (or failures, or exceptions) and records every request it was sent.
+#pragma once
+
+#include <deque>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include <ania/concepts.hpp>
+#include <ania/message.hpp>
+
+namespace ania_test {
+
+struct scripted_throw {
+    std::string what;
+};
+
+/// Copies share one script (like a real client handle shares its connection).
+class scripted_client {
+public:
+    using step = std::variant<ania::completion, scripted_throw>;
+
+    scripted_client() : state_(std::make_shared<state>()) {}
+
+    scripted_client& reply(std::string text, ania::usage u = {100, 20, 120, {}}) {
+        state_->script.emplace_back(ania::completion::success(ania::message::assistant(std::move(text)), u));
+        return *this;
+    }
+    scripted_client& fail(std::string why, ania::usage u = {}) {
+        state_->script.emplace_back(ania::completion::failure(std::move(why), u));
+        return *this;
+    }
+    scripted_client& throws(std::string what) {
+        state_->script.emplace_back(scripted_throw{std::move(what)});
+        return *this;
+    }
+    /// When the script is exhausted: reply with this text forever (empty = fail).
+    scripted_client& otherwise(std::string text) {
+        state_->fallback = std::move(text);
+        return *this;
+    }
+
+    ania::completion complete(std::span<const ania::message> msgs) {
+        state_->requests.emplace_back(msgs.begin(), msgs.end());
+        if (state_->script.empty()) {
+            if (state_->fallback.empty()) return ania::completion::failure("scripted_client: script exhausted");
+            return ania::completion::success(ania::message::assistant(state_->fallback), {50, 10, 60, {}});
+        }
+        step s = std::move(state_->script.front());
+        state_->script.pop_front();
+        if (auto* t = std::get_if<scripted_throw>(&s)) throw std::runtime_error(t->what);
+        return std::get<ania::completion>(std::move(s));
+    }
+
+    [[nodiscard]] const std::vector<std::vector<ania::message>>& requests() const { return state_->requests; }
+    [[nodiscard]] std::size_t calls() const { return state_->requests.size(); }
+
+private:
+    struct state {
+        std::deque<step> script;
+        std::string fallback;
+        std::vector<std::vector<ania::message>> requests;
+    };
+    std::shared_ptr<state> state_;
+};
+
+static_assert(ania::chat_client<scripted_client>);
+
+} // namespace ania_test
