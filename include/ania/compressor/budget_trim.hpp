@@ -50,9 +50,8 @@ struct budget_trim {
         std::vector<std::int64_t> own;
         std::span<const std::int64_t> prefix = in.prefix_tokens;
         if (prefix.size() != h.size() + 1) {
-            own.reserve(h.size() + 1);
             own.push_back(0);
-            for (const message& m : h) own.push_back(own.back() + counter.count(m));
+            detail::append_prefix_counts(h, counter, own);
             prefix = own;
         }
         const std::size_t i = cut(h, prefix);

@@ -65,20 +65,15 @@ public:
     }
     void append(std::span<const message> ms) {
         compact_if_worth_it();
-        msgs_.reserve(msgs_.size() + ms.size());
-        prefix_.reserve(prefix_.size() + ms.size());
-        for (const message& m : ms) {
-            prefix_.push_back(prefix_.back() + counter_.count(m));
-            msgs_.push_back(m);
-        }
+        detail::append_prefix_counts(ms, counter_, prefix_);
+        msgs_.insert(msgs_.end(), ms.begin(), ms.end());
     }
     /// Replaces the whole history (after loading it from a store).
     void assign(std::vector<message> ms) {
         msgs_ = std::move(ms);
         start_ = 0;
         prefix_.assign(1, 0);
-        prefix_.reserve(msgs_.size() + 1);
-        for (const message& m : msgs_) prefix_.push_back(prefix_.back() + counter_.count(m));
+        detail::append_prefix_counts(msgs_, counter_, prefix_);
     }
     void clear() noexcept {
         msgs_.clear();

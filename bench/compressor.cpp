@@ -1,0 +1,83 @@
+// bench/compressor.cpp -- truncation and budget trim on the shared histories (1k, 10k, 100k messages).
+// Names are fixed so that figures compare across runs: truncate_oldest_half/<n>, budget_trim/half/<n>,
+// budget_trim/32k/<n> (token counts already cached in the window), budget_trim_cold/half/100k (counting
+// included). Counting is the golden files' rule (half_char_counter: 4 + chars / 2).
+#include <benchmark/benchmark.h>
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <ania/compressor/budget_trim.hpp>
+#include <ania/compressor/truncate_oldest_half.hpp>
+#include <ania/context/token_window.hpp>
+#include <ania/json.hpp>
+
+#include "bench_data.hpp"
+
+namespace {
+
+using window_t = ania::token_window<ania::half_char_counter>;
+
+const window_t& window_of(const std::string& size) {
+    static std::map<std::string, std::unique_ptr<window_t>> cache;
+    auto& slot = cache[size];
+    if (!slot) {
+        slot = std::make_unique<window_t>();
+        for (const auto& l : ania_test::load_lines("history_" + size)) slot->append(ania::parse_message(l));
+    }
+    return *slot;
+}
+
+void truncate(benchmark::State& state, const std::string& size) {
+    const window_t& w = window_of(size);
+    const ania::truncate_oldest_half trunc;
+    for (auto _ : state) {
+        ania::compression_result r = trunc.compress({w.messages(), w.prefix_tokens()});
+        auto kept = w.messages().subspan(r.keep_from);  // what token_window::apply does: move the start offset
+        benchmark::DoNotOptimize(kept);
+    }
+}
+
+void truncate_cut_only(benchmark::State& state, const std::string& size) {
+    const window_t& w = window_of(size);
+    for (auto _ : state) {
+        auto kept = w.messages().subspan(ania::truncate_oldest_half::cut(w.messages()));
+        benchmark::DoNotOptimize(kept);
+    }
+}
+
+void trim(benchmark::State& state, const std::string& size, bool half) {
+    const window_t& w = window_of(size);
+    const ania::budget_trim<ania::half_char_counter> t{32000, half ? 0.5 : 0.0, {}};
+    for (auto _ : state) {
+        ania::compression_result r = t.compress({w.messages(), w.prefix_tokens()});
+        benchmark::DoNotOptimize(r);
+    }
+}
+
+void trim_cold(benchmark::State& state, const std::string& size) {
+    const window_t& w = window_of(size);
+    const ania::budget_trim<ania::half_char_counter> t{0, 0.5, {}};
+    for (auto _ : state) {
+        ania::compression_result r = t.compress({w.messages(), {}});  // counts every message first
+        benchmark::DoNotOptimize(r);
+    }
+}
+
+const int registered = [] {
+    for (const std::string size : {"1k", "10k", "100k"})
+        benchmark::RegisterBenchmark(("truncate_oldest_half/" + size).c_str(), truncate, size);
+    benchmark::RegisterBenchmark("truncate_oldest_half_cut_only/100k", truncate_cut_only, std::string("100k"));
+    for (const std::string size : {"1k", "10k", "100k"})
+        benchmark::RegisterBenchmark(("budget_trim/half/" + size).c_str(), trim, size, true);
+    for (const std::string size : {"1k", "10k", "100k"})
+        benchmark::RegisterBenchmark(("budget_trim/32k/" + size).c_str(), trim, size, false);
+    benchmark::RegisterBenchmark("budget_trim_cold/half/100k", trim_cold, std::string("100k"))->Unit(benchmark::kMicrosecond);
+    return 0;
+}();
+
+} // namespace
+
+BENCHMARK_MAIN();
