@@ -1,7 +1,8 @@
-// examples/quickstart.cpp -- a conversation persisted in an embedded SQLite file.
+// examples/quickstart.cpp -- a group-chat conversation persisted in an embedded SQLite file, with the
+// token-budget window compressing it when it grows past its budget.
 //
 // Run it twice: the second run starts from the history the first one stored (a "restart").
-// The model is SCRIPTED (examples/scripted_model.hpp): everything else is the real library.
+// The model is SCRIPTED (examples/scripted_model.hpp); everything else is the real library.
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -15,8 +16,8 @@ namespace {
 
 void show(const char* tag, const ania::message& m) {
     std::string line = ania::dump(m);
-    if (ania::text::rune_count(line) > 110) line = std::string(ania::text::truncate_runes(line, 110)) + "…";
-    std::printf("  %-8s %s\n", tag, line.c_str());
+    if (ania::text::rune_count(line) > 100) line = std::string(ania::text::truncate_runes(line, 100)) + "…";
+    std::printf("  %-9s %s\n", tag, line.c_str());
 }
 
 } // namespace
@@ -25,37 +26,53 @@ int main(int argc, char** argv) {
     const std::string db_path = argc > 1 ? argv[1] : "quickstart.db";
     const std::string session = "g:100001";
 
-    // Configuration: the spec's defaults, overridden from JSON; a typo would be an error naming the key.
-    const ania::config cfg = ania::parse_config(R"({"max_context_tokens": 32000, "session": {"max_sessions": 64}})");
-    std::printf("config: compress above %.0f of %lld tokens, %lld sessions max\n",
-                cfg.compress_ratio * static_cast<double>(cfg.max_context_tokens),
-                static_cast<long long>(cfg.max_context_tokens), static_cast<long long>(cfg.session.max_sessions));
+    // The spec's defaults, overridden from JSON (a typo is an error that names the key). A tiny budget here,
+    // so that compression happens within a few turns.
+    const ania::config cfg = ania::parse_config(R"({"max_context_tokens": 150, "session": {"max_sessions": 64}})");
 
+    // The policies: a window counting tokens by character class; an LLM summary that falls back to dropping
+    // the oldest half when the model fails; SQLite rows for the history.
+    ania::token_window<ania::char_class_counter> window(ania::window_options::from(cfg));
+    ania::with_fallback<ania::llm_summary<example::scripted_model>, ania::truncate_oldest_half> compressor{
+        ania::llm_summary<example::scripted_model>(example::scripted_model{})};
     ania::sqlite_store store(db_path);  // WAL, synchronous=FULL, quick_check at open
     if (!store.enabled()) std::printf("persistence disabled (see the log line above): in-memory only\n");
 
-    // Load what an earlier run stored; the repair pass makes any stored transcript acceptable to the API.
-    std::vector<ania::message> history = store.load(session);
-    const auto repaired = ania::repair_transcript(history);
-    std::printf("loaded %zu messages from %s%s\n", history.size(), db_path.c_str(),
-                repaired.changed() ? " (repaired)" : "");
+    // Restart: load what an earlier run stored; the repair pass makes it acceptable to the API.
+    std::vector<ania::message> loaded = store.load(session);
+    const auto repaired = ania::repair_transcript(loaded);
+    window.assign(std::move(loaded));
+    window.set_last_prompt_tokens(window.estimated_tokens());  // no request measured it yet: estimate
+    std::printf("loaded %zu messages from %s%s; compression above %lld tokens\n", window.size(), db_path.c_str(),
+                repaired.changed() ? " (repaired)" : "", static_cast<long long>(window.threshold()));
 
     example::scripted_model model;
-    ania::turn_stats stats;
-    const std::vector<std::string> user_turns = {"[nickname:小明 id:qq:1] 我喜欢美式咖啡，不加糖。",
-                                                 "[nickname:小明 id:qq:1] 你还记得我喜欢什么咖啡吗？"};
+    const ania::message system = ania::message::system("你是 Ania，一个群聊机器人。回答要简洁。");
+    const std::vector<std::string> user_turns = {
+        "[nickname:小明 id:qq:1] 我喜欢美式咖啡，不加糖。",
+        "[nickname:阿花 id:qq:2] 这周末有人去爬山吗？我们打算早上八点在地铁站集合，带好水和午饭。",
+        "[nickname:小明 id:qq:1] 我去！顺便问一下山上有没有信号，我想直播一会儿。",
+        "[nickname:小明 id:qq:1] 你还记得我喜欢什么咖啡吗？",
+    };
     for (const std::string& text : user_turns) {
-        std::vector<ania::message> request = {ania::message::system("你是 Ania，一个群聊机器人。")};
-        request.insert(request.end(), history.begin(), history.end());
+        ania::turn_stats stats;
+        // Before the round: compress if the last request's context passed ratio x max_context_tokens.
+        const auto c = ania::maybe_compress(window, compressor, store, session, stats);
+        if (c.status == ania::compress_status::compressed)
+            std::printf("  [compress] %zu messages -> %zu, spent %lld tokens\n", c.before, c.after,
+                        static_cast<long long>(c.used.total_tokens.value_or(0)));
+        if (c.status == ania::compress_status::compressed && !window.empty()) show("summary", window[0]);
+
+        std::vector<ania::message> request = {system};
+        request.insert(request.end(), window.messages().begin(), window.messages().end());
         const std::size_t turn_start = request.size();
         request.push_back(ania::message::user(text));
         show("user", request.back());
-        // The tool loop: call the model until it answers with text.
-        while (true) {
-            auto [reply, used] = model.complete(request);
-            stats.record_call(used);
-            request.push_back(std::move(reply));
-            show("model", request.back());
+        while (true) {  // the tool loop: call the model until it answers with text
+            ania::completion reply = model.complete(request);
+            stats.record_call(reply.used);
+            request.push_back(std::move(reply.reply));
+            show("assistant", request.back());
             if (!request.back().has_tool_calls()) break;
             for (const ania::tool_call& call : request.back().tool_calls) {
                 request.push_back(ania::message::tool_result(call.id, R"({"hits":["小明喜欢美式咖啡，不加糖"]})"));
@@ -65,22 +82,23 @@ int main(int argc, char** argv) {
         // Persist the turn: the suffix from its user message (user, tool chain, reply), appended.
         const std::span<const ania::message> turn(request.begin() + static_cast<std::ptrdiff_t>(turn_start), request.end());
         store.append(session, turn);
-        history.insert(history.end(), turn.begin(), turn.end());
+        window.append(turn);
+        window.record_request(stats);  // the last call's prompt tokens, not the sum over the tool rounds
+        std::printf("  [stats]   %s\n", ania::to_json(stats).dump().c_str());
     }
-    std::printf("stats: %s\n", ania::to_json(stats).dump().c_str());
 
-    // A turn cut off after the model asked for a tool (an error, a /stop) leaves an unanswered call:
-    // an OpenAI-compatible API rejects that transcript with HTTP 400 forever after. The repair answers it.
-    std::vector<ania::message> cut = history;
+    // A turn cut off after the model asked for a tool (an error, a /stop) leaves an unanswered call: an
+    // OpenAI-compatible API rejects such a transcript with HTTP 400, forever once it is stored. Repair answers it.
+    std::vector<ania::message> cut(window.messages().begin(), window.messages().end());
     cut.push_back(ania::message::user("查一下天气"));
     cut.push_back(ania::message::assistant_calls({{"call_cut", "function", "weather", R"({"city":"上海"})", {}, {}}}));
     for (const auto& issue : ania::validate_transcript(cut))
         std::printf("validator: %s at message %zu (%s)\n", std::string(ania::to_string(issue.problem)).c_str(), issue.index,
                     issue.tool_call_id.c_str());
     ania::repair_transcript(cut);
-    show("repair", cut.back());
+    show("repaired", cut.back());
 
-    std::printf("%s now holds %zu messages for %s; run again to continue the conversation\n", db_path.c_str(),
+    std::printf("%s holds %zu messages for %s; run again to continue the conversation\n", db_path.c_str(),
                 store.load(session).size(), session.c_str());
     return 0;
 }

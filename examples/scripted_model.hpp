@@ -1,40 +1,46 @@
-// examples/scripted_model.hpp -- a SCRIPTED stand-in for an LLM: no network, replies from a fixed script.
-// It exists so that the examples run anywhere; a real agent uses an OpenAI-compatible client instead.
+// examples/scripted_model.hpp -- a SCRIPTED stand-in for an LLM: no network, replies from fixed rules.
+// It models ania::chat_client so that the examples run anywhere; a real agent plugs in an OpenAI-compatible
+// client instead, and nothing else changes.
 #pragma once
 
+#include <span>
 #include <string>
-#include <vector>
 
+#include <ania/concepts.hpp>
 #include <ania/message.hpp>
-#include <ania/usage.hpp>
+#include <ania/text/utf8.hpp>
 
 namespace example {
 
-/// What one (scripted) LLM call returns: the assistant message and the usage a server would report.
-struct scripted_reply {
-    ania::message reply;
-    ania::usage used;
-};
-
-/// Answers a user turn: a question about the past first calls `memory_search`, then answers; anything else
-/// is answered directly. Prompt tokens are reported as a server would (the size of the whole request).
+/// Rules: a compression request gets a summary; a question about the past ("还记得") first calls
+/// `memory_search`, then answers from the tool result; anything else is acknowledged. Usage is reported as
+/// a server would: prompt tokens = the size of the whole request (estimated here as characters / 2).
 class scripted_model {
 public:
-    scripted_reply complete(const std::vector<ania::message>& request) {
-        const ania::message& last = request.back();
+    ania::completion complete(std::span<const ania::message> request) {
         std::int64_t prompt = 0;
         for (const auto& m : request) prompt += 4 + static_cast<std::int64_t>(ania::text::rune_count(m.text())) / 2;
-        ania::usage u{prompt, 12, prompt + 12, {}};
-        if (last.role == ania::role::user && last.text().find("还记得") != std::string::npos) {
-            const std::string id = "call_" + std::to_string(++calls_);
-            return {ania::message::assistant_calls({{id, "function", "memory_search", R"({"query":"咖啡"})", {}, {}}}), u};
-        }
-        if (last.role == ania::role::tool) return {ania::message::assistant("记得！你喜欢美式咖啡，不加糖。"), u};
-        return {ania::message::assistant("好的，收到：" + std::string(ania::text::truncate_runes(last.text(), 20))), u};
+        const ania::usage used{prompt, 16, prompt + 16, {}};
+        const ania::message& last = request.back();
+        const std::string text = last.text();
+        if (text.find("保留关键信息") != std::string::npos)  // the compressor's prompt
+            return ania::completion::success(
+                ania::message::assistant("<think>整理一下</think>小明喜欢美式咖啡（不加糖）；大家在讨论周末去爬山。"), used);
+        if (last.role == ania::role::user && text.find("还记得") != std::string::npos)
+            return ania::completion::success(
+                ania::message::assistant_calls({{"call_" + std::to_string(++calls_), "function", "memory_search",
+                                                 R"({"query":"咖啡"})", {}, {}}}),
+                used);
+        if (last.role == ania::role::tool)
+            return ania::completion::success(ania::message::assistant("记得！你喜欢美式咖啡，不加糖。"), used);
+        return ania::completion::success(
+            ania::message::assistant("好的，收到：" + std::string(ania::text::truncate_runes(text, 24))), used);
     }
 
 private:
     int calls_ = 0;
 };
+
+static_assert(ania::chat_client<scripted_model>);
 
 } // namespace example

@@ -33,13 +33,19 @@ run_suite() {
   meson test -C "$dir" --print-errorlogs --num-processes 2 --timeout-multiplier 3 || true
 }
 
-# summary: counts every test in every testlog.json under build/, prints "N passed, N failed".
+# summary DIR... [-- NAME=ok|fail...]: counts the tests in the testlog.json of each build directory and the
+# extra checks, prints "N passed, N failed", and fails if anything failed or nothing ran.
 summary() {
-  python3 - "$out" "$@" <<'PY'
+  python3 - "$@" <<'PY'
 import json, pathlib, sys
-root, extra = pathlib.Path(sys.argv[1]), sys.argv[2:]
+args = sys.argv[1:]
+dirs, extra = (args[:args.index("--")], args[args.index("--") + 1:]) if "--" in args else (args, [])
 passed = failed = skipped = 0
-for log in sorted(root.glob("**/meson-logs/testlog.json")):
+for log in [pathlib.Path(d) / "meson-logs" / "testlog.json" for d in dirs]:
+    if not log.exists():
+        failed += 1
+        print("FAILED: no test log in", log.parent.parent)
+        continue
     for line in log.read_text().splitlines():
         if not line.strip():
             continue
@@ -102,9 +108,8 @@ case "$cmd" in
     ;;
   quick)
     configure "$out/gcc" g++ --werror -Dbench=enabled --prefix="$root/$out/prefix"
-    rm -rf "$out"/clang "$out"/asan
     run_suite "$out/gcc"
-    summary
+    summary "$out/gcc"
     ;;
   test)
     mkdir -p "$out"
@@ -118,12 +123,12 @@ case "$cmd" in
     run_suite "$out/asan" || ok=1
     CONSUMER_RESULTS=()
     if [ $ok -eq 0 ]; then consumers; else CONSUMER_RESULTS=(build=fail); fi
-    summary "${CONSUMER_RESULTS[@]}"
+    summary "$out/gcc" "$out/clang" "$out/asan" "$out/consumer-subproject" "$out/consumer-pkgconfig" -- "${CONSUMER_RESULTS[@]}"
     ;;
   bench)
     configure "$out/release" g++ -Dbuildtype=release -Db_ndebug=true -Dtests=disabled -Dbench=enabled
     ninja -C "$out/release" >/dev/null
-    for b in "$out"/release/bench/bench_*; do "$b" "${@:2}"; done
+    for b in "$out"/release/bench/bench_*; do [ -x "$b" ] && [ -f "$b" ] && "$b" "${@:2}"; done
     ;;
   *)
     echo "usage: scripts/dev.sh example|test|quick|bench" >&2; exit 2 ;;
