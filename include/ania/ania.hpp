@@ -15,6 +15,8 @@
 #include <ania/config.hpp>
 #include <ania/concepts.hpp>
 #include <ania/store/memory_store.hpp>
+#include <ania/history/persist.hpp>
+#include <ania/history/background_writer.hpp>
 #include <ania/context/token_counter.hpp>
 #include <ania/context/token_window.hpp>
 #include <ania/context/maybe_compress.hpp>

@@ -34,6 +34,8 @@ struct sqlite_store_options {
     log_sink log = stderr_log_sink();              ///< skipped rows, disabled persistence, reopen
     parse_limits limits{};                         ///< applied to every stored row when loading
     write_options write{};                         ///< how messages are serialised into `content`
+    std::string vfs;                               ///< SQLite VFS name; empty = the default
+    std::vector<std::string> pragmas;              ///< run at every open, e.g. "max_page_count=1000"
 };
 
 namespace detail {
@@ -202,7 +204,8 @@ private:
 
     void open_locked() {
         sqlite3* raw = nullptr;
-        const int rc = sqlite3_open_v2(path_.c_str(), &raw, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, nullptr);
+        const int rc = sqlite3_open_v2(path_.c_str(), &raw, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
+                                       opt_.vfs.empty() ? nullptr : opt_.vfs.c_str());
         detail::sqlite_db db(raw);
         if (rc != SQLITE_OK)
             throw error(errc::store_error, "cannot open " + path_ + ": " + (raw ? sqlite3_errmsg(raw) : sqlite3_errstr(rc)));
@@ -211,6 +214,7 @@ private:
         check_health(raw);
         exec(raw, "PRAGMA journal_mode=WAL");
         exec(raw, opt_.synchronous == sqlite_sync::full ? "PRAGMA synchronous=FULL" : "PRAGMA synchronous=NORMAL");
+        for (const std::string& p : opt_.pragmas) exec(raw, "PRAGMA " + p);
         exec(raw, "BEGIN IMMEDIATE");
         try {
             exec(raw, detail::sqlite_history_schema);
@@ -228,7 +232,7 @@ private:
         sqlite3_stmt* raw = nullptr;
         int rc = sqlite3_prepare_v2(db, "PRAGMA quick_check", -1, &raw, nullptr);
         detail::sqlite_stmt s(raw);
-        if (rc != SQLITE_OK) throw error(errc::store_error, "quick_check of " + path_ + " failed: " + sqlite3_errmsg(db));
+        if (rc != SQLITE_OK) throw damaged_error(errc::store_error, "quick_check of " + path_ + " failed: " + sqlite3_errmsg(db));
         std::string first;
         int rows = 0;
         while ((rc = sqlite3_step(raw)) == SQLITE_ROW) {
@@ -237,9 +241,9 @@ private:
                 first = t ? t : "";
             }
         }
-        if (rc != SQLITE_DONE) throw error(errc::store_error, "quick_check of " + path_ + " failed: " + sqlite3_errmsg(db));
+        if (rc != SQLITE_DONE) throw damaged_error(errc::store_error, "quick_check of " + path_ + " failed: " + sqlite3_errmsg(db));
         if (rows != 1 || first != "ok")
-            throw error(errc::store_error, "quick_check of " + path_ + " reports damage: " + first);
+            throw damaged_error(errc::store_error, "quick_check of " + path_ + " reports damage: " + first);
     }
 
     static int user_version(sqlite3* db) {
@@ -272,15 +276,27 @@ private:
         db_.reset();  // after the statements
     }
 
-    /// Reopens lazily after a connection-breaking error. False when persistence is disabled.
+    /// Reopens lazily after a connection-breaking error. False when persistence is disabled. A file found
+    /// damaged at reopen disables persistence as at the first open; other open failures throw and the next
+    /// call tries again.
     bool ready_locked() {
         if (disabled_) return false;
         if (!db_) {
-            open_locked();  // throws store_error; the next call tries again
+            try {
+                open_locked();
+            } catch (const damaged_error& e) {
+                disable_locked(e.what());
+                return false;
+            }
             log_to(opt_.log, log_level::info, "sqlite_store: reopened " + path_);
         }
         return true;
     }
+
+    /// quick_check found damage (or the file is not a database): never write to it.
+    struct damaged_error : error {
+        using error::error;
+    };
 
     [[noreturn]] void fail_locked(int rc, const char* what) {
         std::string text = std::string("sqlite_store: ") + what + " failed: " + (db_ ? sqlite3_errmsg(db_.get()) : "") +

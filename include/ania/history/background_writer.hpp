@@ -1,0 +1,138 @@
+// ania/history/background_writer.hpp -- persisting on a thread of its own, so that a cancelled request
+// (/stop) never loses the turn it just produced, and a slow disk never blocks a reply (SPEC §2).
+// SPDX-License-Identifier: MIT
+#pragma once
+
+#include <condition_variable>
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <exception>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include <ania/concepts.hpp>
+#include <ania/log.hpp>
+#include <ania/message.hpp>
+
+namespace ania {
+
+struct background_writer_options {
+    /// Jobs waiting at most. When the queue is full, submitting blocks until the writer has taken one: the
+    /// back-pressure reaches the producer instead of growing memory without bound or dropping history.
+    std::size_t max_queued = 1024;
+    log_sink log = stderr_log_sink();  ///< every failed write is reported here, never thrown
+};
+
+/// One writer thread in front of a history_store. Jobs run in submission order (so each session's order
+/// is kept) and are not tied to any request's std::stop_token: once submitted, a write happens even if the
+/// request that produced it is cancelled. `flush()` waits for everything submitted before it; the destructor
+/// drains the queue, then joins. A failed write is logged and counted; later writes still run. All members
+/// are thread-safe. The store must outlive the writer.
+template <history_store S>
+class background_writer {
+public:
+    explicit background_writer(S& store, background_writer_options opt = {})
+        : store_(store), opt_(std::move(opt)), worker_([this] { run(); }) {}
+
+    background_writer(const background_writer&) = delete;
+    background_writer& operator=(const background_writer&) = delete;
+
+    ~background_writer() {
+        {
+            std::lock_guard lock(mutex_);
+            stopping_ = true;
+        }
+        wake_worker_.notify_all();
+        worker_.join();
+    }
+
+    void append(std::string session, std::vector<message> msgs) { submit({op::append, std::move(session), std::move(msgs)}); }
+    void replace(std::string session, std::vector<message> msgs) { submit({op::replace, std::move(session), std::move(msgs)}); }
+    void clear(std::string session) { submit({op::clear, std::move(session), {}}); }
+
+    /// Returns once every job submitted before the call has been written (or has failed and been logged).
+    void flush() {
+        std::unique_lock lock(mutex_);
+        const std::uint64_t target = submitted_;
+        idle_.wait(lock, [&] { return done_ >= target; });
+    }
+
+    /// Writes that failed since construction.
+    [[nodiscard]] std::size_t failures() const {
+        std::lock_guard lock(mutex_);
+        return failures_;
+    }
+    /// Jobs waiting (not counting the one being written).
+    [[nodiscard]] std::size_t queued() const {
+        std::lock_guard lock(mutex_);
+        return queue_.size();
+    }
+
+private:
+    enum class op : std::uint8_t { append, replace, clear };
+    struct job {
+        op kind;
+        std::string session;
+        std::vector<message> msgs;
+    };
+
+    void submit(job j) {
+        std::unique_lock lock(mutex_);
+        space_.wait(lock, [&] { return queue_.size() < opt_.max_queued || stopping_; });
+        queue_.push_back(std::move(j));
+        ++submitted_;
+        lock.unlock();
+        wake_worker_.notify_one();
+    }
+
+    void run() {
+        std::unique_lock lock(mutex_);
+        while (true) {
+            wake_worker_.wait(lock, [&] { return !queue_.empty() || stopping_; });
+            if (queue_.empty()) return;  // stopping, and drained
+            job j = std::move(queue_.front());
+            queue_.pop_front();
+            lock.unlock();
+            space_.notify_one();
+            const bool ok = write(j);
+            lock.lock();
+            if (!ok) ++failures_;
+            ++done_;
+            idle_.notify_all();
+        }
+    }
+
+    bool write(const job& j) noexcept {
+        try {
+            switch (j.kind) {
+            case op::append: store_.append(j.session, j.msgs); break;
+            case op::replace: store_.replace(j.session, j.msgs); break;
+            case op::clear: store_.clear(j.session); break;
+            }
+            return true;
+        } catch (const std::exception& e) {
+            log_to(opt_.log, log_level::error, std::string("background_writer: persisting failed (the conversation goes on "
+                                                           "in memory): ") + e.what());
+        } catch (...) {
+            log_to(opt_.log, log_level::error, "background_writer: persisting failed with an unknown exception");
+        }
+        return false;
+    }
+
+    S& store_;
+    background_writer_options opt_;
+    mutable std::mutex mutex_;
+    std::condition_variable wake_worker_, space_, idle_;
+    std::deque<job> queue_;
+    std::uint64_t submitted_ = 0, done_ = 0;
+    std::size_t failures_ = 0;
+    bool stopping_ = false;
+    std::thread worker_;  // last: starts after every other member exists
+};
+
+} // namespace ania
