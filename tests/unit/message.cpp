@@ -99,6 +99,44 @@ TEST_CASE("every message of the shared data set survives byte for byte", "[messa
     CHECK(calls == 1393);   // MANIFEST.json: assistant_with_tool_calls
 }
 
+TEST_CASE("the direct parser and the general one agree", "[message][parser]") {
+    const auto same = [](const std::string& wire) {
+        INFO(wire);
+        const message fast = ania::parse_message(wire);
+        const message general = ania::detail::parse_message_general(wire, {});
+        CHECK(fast == general);
+        CHECK(fast.wire_order == general.wire_order);
+        CHECK(ania::dump(fast) == ania::dump(general));
+    };
+    for (const std::string& line : ania_test::load_lines("history_10k")) {
+        message m;
+        REQUIRE(ania::detail::fast_message_parser(line).parse(m));  // the data set's shapes are the common ones
+        same(line);
+    }
+    same(R"({"role":"user","content":"esc \" \\ \/ \b \f \n \r \t \u00e9 \u4e2d \ud83d\ude00 end"})");
+    same(R"(  { "role" : "assistant" , "content" : null , "tool_calls" : [ { "id" : "a" , "type" : "function" , "function" : { "name" : "f" , "arguments" : "{}" } } ] }  )");
+    same(R"({"role":"user","content":[{"type":"text","text":"t"},{"type":"image_url","image_url":{"url":"u","detail":"low"}}]})");
+    same(R"({"role":"user","content":[]})");
+    same(R"({"role":"assistant","content":"x","reasoning_content":null})");
+    same(R"({"role":"tool","tool_call_id":"x","content":"y","name":"n"})");
+    // Shapes the direct parser hands over: extras, other key orders, numbers, duplicates.
+    for (const char* other : {R"({"role":"user","content":"x","extra":1})", R"({"content":"x","role":"user","role":"user"})",
+                              R"({"role":"user","content":[{"text":"t","type":"text"}]})",
+                              R"({"role":"assistant","tool_calls":[{"type":"function","id":"a","function":{"arguments":"{}","name":"f"}}]})"}) {
+        message m;
+        CHECK_FALSE(ania::detail::fast_message_parser(other).parse(m));
+    }
+    same(R"({"role":"user","content":"x","extra":1})");
+    // Invalid input is refused by both, with the general parser's error.
+    for (const char* bad : {R"({"role":"user","content":"\ud800"})", R"({"role":"user","content":"x"} trailing)",
+                            "{\"role\":\"user\",\"content\":\"raw\ncontrol\"}", R"({"role":"user","content":"x",})", R"({"role":"user")"}) {
+        INFO(bad);
+        message m;
+        CHECK_FALSE(ania::detail::fast_message_parser(bad).parse(m));
+        CHECK_THROWS_AS(ania::parse_message(bad), ania::error);
+    }
+}
+
 TEST_CASE("members are read into the model", "[message]") {
     const message m = ania::parse_message(
         R"({"role":"assistant","content":null,"reasoning_content":"r","tool_calls":[{"id":"x","type":"function","function":{"name":"memory_save","arguments":"{\"content\":\"hi\"}"}}]})");

@@ -1,0 +1,157 @@
+// bench/store.cpp -- the SQLite history store on the shared data set. Fixed names:
+//   sqlite_append_turn/normal, sqlite_append_turn/full   one turn of 4 messages, JSON serialisation included
+//   sqlite_load/1000                                     a 1000-message session, JSON parsing included
+//   sqlite_persist_after_truncate/1000                   1000 -> 500 after truncate_oldest_half (drop_front)
+// and, for comparison on the same file system, raw_sqlite_append_turn/normal|full: the same schema and
+// transaction written with the C API and pre-serialised rows.
+#include <benchmark/benchmark.h>
+
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include <sqlite3.h>
+
+#include <ania/compressor/truncate_oldest_half.hpp>
+#include <ania/json.hpp>
+#include <ania/store/sqlite_store.hpp>
+
+#include "bench_data.hpp"
+
+namespace {
+
+const std::vector<ania::message>& history_1k() {
+    static const auto h = [] {
+        std::vector<ania::message> out;
+        for (const auto& l : ania_test::load_lines("history_1k")) out.push_back(ania::parse_message(l));
+        return out;
+    }();
+    return h;
+}
+
+std::string& bench_dir() {
+    static std::string dir;
+    return dir;
+}
+
+/// A fresh database path in a directory under $TMPDIR that is removed at exit.
+std::string db_path(const std::string& name) {
+    if (bench_dir().empty()) {
+        const char* base = std::getenv("TMPDIR");
+        std::string tmpl = std::string(base && *base ? base : "/tmp") + "/ania-bench-XXXXXX";
+        if (!mkdtemp(tmpl.data())) std::abort();
+        bench_dir() = tmpl;
+        std::atexit([] { std::error_code ec; std::filesystem::remove_all(bench_dir(), ec); });
+    }
+    const std::string& dir = bench_dir();
+    const std::string p = dir + "/" + name;
+    std::filesystem::remove(p);
+    std::filesystem::remove(p + "-wal");
+    std::filesystem::remove(p + "-shm");
+    return p;
+}
+
+ania::sqlite_store_options options(ania::sqlite_sync sync) {
+    ania::sqlite_store_options o;
+    o.synchronous = sync;
+    return o;
+}
+
+void append_turn(benchmark::State& state, ania::sqlite_sync sync) {
+    ania::sqlite_store store(db_path("append.db"), options(sync));
+    const auto& h = history_1k();
+    std::size_t i = 1;
+    for (auto _ : state) {
+        if (i + 4 > h.size()) i = 1;
+        store.append("g:100001", std::span(h).subspan(i, 4));
+        i += 4;
+    }
+}
+
+void raw_append_turn(benchmark::State& state, ania::sqlite_sync sync) {
+    sqlite3* db = nullptr;
+    sqlite3_open(db_path("raw.db").c_str(), &db);
+    sqlite3_exec(db, "PRAGMA journal_mode=WAL", nullptr, nullptr, nullptr);
+    sqlite3_exec(db, sync == ania::sqlite_sync::full ? "PRAGMA synchronous=FULL" : "PRAGMA synchronous=NORMAL", nullptr, nullptr, nullptr);
+    sqlite3_exec(db, ania::detail::sqlite_history_schema, nullptr, nullptr, nullptr);
+    sqlite3_exec(db, "INSERT INTO ania_chat_session VALUES('g:100001', 0, 'x', 'x')", nullptr, nullptr, nullptr);
+    sqlite3_stmt *sel, *ins, *upd;
+    sqlite3_prepare_v2(db, "SELECT msg_count FROM ania_chat_session WHERE session_id = ?1", -1, &sel, nullptr);
+    sqlite3_prepare_v2(db, "INSERT INTO ania_chat_message VALUES(?1, ?2, ?3, ?4, ?5)", -1, &ins, nullptr);
+    sqlite3_prepare_v2(db, "UPDATE ania_chat_session SET msg_count = ?2, updated_at = ?3 WHERE session_id = ?1", -1, &upd, nullptr);
+    std::vector<std::string> rows;
+    for (const auto& m : history_1k()) rows.push_back(ania::dump(m));
+    std::size_t i = 1;
+    for (auto _ : state) {
+        if (i + 4 > rows.size()) i = 1;
+        sqlite3_exec(db, "BEGIN IMMEDIATE", nullptr, nullptr, nullptr);
+        sqlite3_bind_text(sel, 1, "g:100001", -1, SQLITE_STATIC);
+        sqlite3_step(sel);
+        sqlite3_int64 seq = sqlite3_column_int64(sel, 0);
+        sqlite3_reset(sel);
+        for (int k = 0; k < 4; ++k, ++i) {
+            sqlite3_bind_text(ins, 1, "g:100001", -1, SQLITE_STATIC);
+            sqlite3_bind_int64(ins, 2, seq++);
+            sqlite3_bind_text(ins, 3, "user", -1, SQLITE_STATIC);
+            sqlite3_bind_text(ins, 4, rows[i].data(), static_cast<int>(rows[i].size()), SQLITE_STATIC);
+            sqlite3_bind_text(ins, 5, "2026-12-01T00:00:00.000000000Z", -1, SQLITE_STATIC);
+            sqlite3_step(ins);
+            sqlite3_reset(ins);
+        }
+        sqlite3_bind_text(upd, 1, "g:100001", -1, SQLITE_STATIC);
+        sqlite3_bind_int64(upd, 2, seq);
+        sqlite3_bind_text(upd, 3, "2026-12-01T00:00:00.000000000Z", -1, SQLITE_STATIC);
+        sqlite3_step(upd);
+        sqlite3_reset(upd);
+        sqlite3_exec(db, "COMMIT", nullptr, nullptr, nullptr);
+    }
+    sqlite3_finalize(sel);
+    sqlite3_finalize(ins);
+    sqlite3_finalize(upd);
+    sqlite3_close(db);
+}
+
+void load_1000(benchmark::State& state) {
+    ania::sqlite_store store(db_path("load.db"), options(ania::sqlite_sync::normal));
+    store.replace("g:100001", history_1k());
+    for (auto _ : state) benchmark::DoNotOptimize(store.load("g:100001"));
+}
+
+void persist_after_truncate(benchmark::State& state) {
+    ania::sqlite_store store(db_path("truncate.db"), options(ania::sqlite_sync::normal));
+    const auto& h = history_1k();
+    const std::size_t cut = ania::truncate_oldest_half::cut(h);
+    for (auto _ : state) {
+        state.PauseTiming();
+        store.replace("g:100001", h);
+        state.ResumeTiming();
+        store.drop_front("g:100001", cut);
+    }
+}
+
+void replace_after_truncate(benchmark::State& state) {
+    ania::sqlite_store store(db_path("replace.db"), options(ania::sqlite_sync::normal));
+    const auto& h = history_1k();
+    const std::span<const ania::message> kept = std::span(h).subspan(ania::truncate_oldest_half::cut(h));
+    for (auto _ : state) {
+        state.PauseTiming();
+        store.replace("g:100001", h);
+        state.ResumeTiming();
+        store.replace("g:100001", kept);
+    }
+}
+
+BENCHMARK_CAPTURE(append_turn, normal, ania::sqlite_sync::normal)->Name("sqlite_append_turn/normal")->Unit(benchmark::kMicrosecond);
+BENCHMARK_CAPTURE(append_turn, full, ania::sqlite_sync::full)->Name("sqlite_append_turn/full")->Unit(benchmark::kMicrosecond);
+BENCHMARK_CAPTURE(raw_append_turn, normal, ania::sqlite_sync::normal)->Name("raw_sqlite_append_turn/normal")->Unit(benchmark::kMicrosecond);
+BENCHMARK_CAPTURE(raw_append_turn, full, ania::sqlite_sync::full)->Name("raw_sqlite_append_turn/full")->Unit(benchmark::kMicrosecond);
+BENCHMARK(load_1000)->Name("sqlite_load/1000")->Unit(benchmark::kMicrosecond);
+BENCHMARK(persist_after_truncate)->Name("sqlite_persist_after_truncate/1000")->Unit(benchmark::kMicrosecond);
+BENCHMARK(replace_after_truncate)->Name("sqlite_replace_after_truncate/1000")->Unit(benchmark::kMicrosecond);
+
+} // namespace
+
+BENCHMARK_MAIN();
