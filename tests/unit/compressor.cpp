@@ -424,3 +424,35 @@ TEST_CASE("convergence: rounds over an over-budget history end under budget with
         if (llm_works) CHECK(rounds == 1);  // one summary replaces everything
     }
 }
+
+TEST_CASE("checking inside a tool loop keeps one long loop from overflowing the context (opt-in)", "[compressor][maybe]") {
+    for (const bool check_inside : {false, true}) {
+        ania::token_window<> w({3000, 0.8, check_inside});
+        std::vector<message> history;
+        for (int i = 0; i < 40; ++i) history.push_back(i % 2 ? message::assistant(std::string(120, 'a')) : message::user(std::string(120, 'u')));
+        w.append(history);
+        ania::truncate_oldest_half trunc;
+        std::vector<message> turn = {message::user("run the long job")};
+        std::int64_t largest = 0;
+        int compressions = 0;
+        for (int round = 0; round < 30; ++round) {  // 30 tool rounds in one request
+            const std::int64_t prompt = w.estimated_tokens() + ania::char_class_counter{}.count(turn.back()) * static_cast<std::int64_t>(turn.size());
+            largest = std::max(largest, prompt);
+            std::vector<message> appended = {message::assistant_calls({{"c" + std::to_string(round), "function", "f", "{}", {}, {}}}),
+                                             message::tool_result("c" + std::to_string(round), std::string(200, 't'))};
+            turn.insert(turn.end(), appended.begin(), appended.end());
+            if (w.note_tool_round(prompt, appended)) {
+                ania::turn_stats stats;
+                if (ania::maybe_compress(w, trunc, stats, quiet_hooks()).status == ania::compress_status::compressed) ++compressions;
+            }
+        }
+        INFO("check inside " << check_inside);
+        if (check_inside) {
+            CHECK(compressions > 0);
+            CHECK(w.size() < history.size());
+        } else {
+            CHECK(compressions == 0);
+            CHECK(w.size() == history.size());
+        }
+    }
+}

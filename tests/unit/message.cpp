@@ -307,3 +307,38 @@ TEST_CASE("nlohmann conversions use the same format", "[message]") {
     CHECK(j.dump() == R"({"role":"tool","content":"res","tool_call_id":"id"})");
     CHECK(j.get<message>() == m);
 }
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+
+#include "temp_dir.hpp"
+
+TEST_CASE("the data set is checked against its manifest before use", "[bench-data]") {
+    const std::string vendored = ania_test::bench_data_dir();
+    ania_test::temp_dir dir;
+    std::filesystem::copy_file(vendored + "/MANIFEST.json", dir.file("MANIFEST.json"));
+    std::string gz = ania_test::read_file(vendored + "/history_1k.jsonl.gz");
+    const auto put = [&](const std::string& bytes) {
+        std::ofstream(dir.file("history_1k.jsonl.gz"), std::ios::binary | std::ios::trunc) << bytes;
+    };
+    struct env_guard {
+        std::string old;
+        bool had;
+        explicit env_guard(const std::string& v) {
+            const char* o = std::getenv("ANIA_BENCH_DATA");
+            had = o != nullptr;
+            if (had) old = o;
+            setenv("ANIA_BENCH_DATA", v.c_str(), 1);
+        }
+        ~env_guard() { had ? (void)setenv("ANIA_BENCH_DATA", old.c_str(), 1) : (void)unsetenv("ANIA_BENCH_DATA"); }
+    } guard(dir.path().string());
+    put(gz);
+    CHECK(ania_test::load_lines("history_1k").size() == 1000);  // an intact copy elsewhere is used as is
+    gz[gz.size() / 2] ^= 0x01;
+    put(gz);
+    CHECK_THROWS_WITH(ania_test::load_lines("history_1k"), Catch::Contains("does not match MANIFEST.json: sha256_gz"));
+    put(gz.substr(0, 100));
+    CHECK_THROWS_WITH(ania_test::load_lines("history_1k"), Catch::Contains("gz_bytes"));
+    CHECK_THROWS_WITH(ania_test::load_lines("nonexistent"), Catch::Contains("MANIFEST.json has no entry"));
+}

@@ -135,6 +135,20 @@ public:
             last_prompt_tokens_ = estimated_tokens();
         }
     }
+    /// Inside a tool loop, before the next LLM call of the same request (only with
+    /// options().check_inside_tool_loop; otherwise it does nothing and returns false). The next call's context
+    /// is the last call's prompt (`last_call_prompt_tokens`, or the estimate when 0 = not reported) plus what
+    /// was appended since: that call's reply and the tool results. Records it as the context size and returns
+    /// whether maybe_compress should run before the call, so one long tool loop cannot overflow the context.
+    bool note_tool_round(std::int64_t last_call_prompt_tokens, std::span<const message> appended_since) {
+        if (!opt_.check_inside_tool_loop) return false;
+        std::int64_t raw = 0;
+        for (const message& m : appended_since) raw += counter_.count(m);
+        const std::int64_t base = last_call_prompt_tokens > 0 ? last_call_prompt_tokens : estimated_tokens();
+        last_prompt_tokens_ = base + scaled(raw);
+        return compression_due();
+    }
+
     /// The context size the compression decision uses (0 right after a compression).
     [[nodiscard]] std::int64_t last_prompt_tokens() const noexcept { return last_prompt_tokens_; }
     void set_last_prompt_tokens(std::int64_t n) noexcept { last_prompt_tokens_ = n; }
