@@ -24,3 +24,12 @@
 #include <ania/compressor/budget_trim.hpp>
 #include <ania/compressor/llm_summary.hpp>
 #include <ania/compressor/with_fallback.hpp>
+#include <ania/tool.hpp>
+#include <ania/memory/scope.hpp>
+#include <ania/memory/entry.hpp>
+#include <ania/memory/tokenize.hpp>
+#include <ania/memory/similarity.hpp>
+#include <ania/memory/ram_backend.hpp>
+#include <ania/memory/manager.hpp>
+#include <ania/memory/tools.hpp>
+#include <ania/memory/admin.hpp>

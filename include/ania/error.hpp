@@ -18,6 +18,7 @@ enum class errc {
     invalid_config,      ///< unknown key, wrong type or out-of-range value in a configuration
     invalid_argument,    ///< a caller passed a value outside the documented domain
     store_error,         ///< a history or memory store failed (SQLite message in what())
+    not_found,           ///< the named entry does not exist (memory admin)
 };
 
 /// Short stable name of an error code ("parse_error", ...).
@@ -29,6 +30,7 @@ enum class errc {
     case errc::invalid_config: return "invalid_config";
     case errc::invalid_argument: return "invalid_argument";
     case errc::store_error: return "store_error";
+    case errc::not_found: return "not_found";
     }
     return "unknown";
 }

@@ -55,7 +55,77 @@ using sqlite_stmt = std::unique_ptr<sqlite3_stmt, sqlite_finalizer>;
     return primary == SQLITE_IOERR || primary == SQLITE_FULL || primary == SQLITE_CORRUPT || primary == SQLITE_NOTADB;
 }
 
+
+/// Written to PRAGMA user_version of a new file; bumped when a table of ania changes shape.
 inline constexpr int sqlite_schema_version = 1;
+
+/// quick_check found damage (or the file is not a database): such a file is never written to.
+struct sqlite_damaged : error {
+    using error::error;
+};
+
+inline void sqlite_exec(sqlite3* db, const std::string& sql) {
+    char* msg = nullptr;
+    const int rc = sqlite3_exec(db, sql.c_str(), nullptr, nullptr, &msg);
+    if (rc != SQLITE_OK) {
+        std::string text = msg ? msg : sqlite3_errstr(rc);
+        sqlite3_free(msg);
+        throw error(errc::store_error, sql.substr(0, 40) + ": " + text);
+    }
+}
+
+/// `PRAGMA quick_check`: only a single row "ok" is healthy. Runs before anything writes to the file.
+inline void sqlite_check_health(sqlite3* db, const std::string& path) {
+    sqlite3_stmt* raw = nullptr;
+    int rc = sqlite3_prepare_v2(db, "PRAGMA quick_check", -1, &raw, nullptr);
+    sqlite_stmt s(raw);
+    if (rc != SQLITE_OK) throw sqlite_damaged(errc::store_error, "quick_check of " + path + " failed: " + sqlite3_errmsg(db));
+    std::string first;
+    int rows = 0;
+    while ((rc = sqlite3_step(raw)) == SQLITE_ROW) {
+        if (rows++ == 0) {
+            const auto* t = reinterpret_cast<const char*>(sqlite3_column_text(raw, 0));
+            first = t ? t : "";
+        }
+    }
+    if (rc != SQLITE_DONE) throw sqlite_damaged(errc::store_error, "quick_check of " + path + " failed: " + sqlite3_errmsg(db));
+    if (rows != 1 || first != "ok") throw sqlite_damaged(errc::store_error, "quick_check of " + path + " reports damage: " + first);
+}
+
+inline int sqlite_user_version(sqlite3* db) {
+    sqlite3_stmt* raw = nullptr;
+    sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &raw, nullptr);
+    sqlite_stmt s(raw);
+    return raw && sqlite3_step(raw) == SQLITE_ROW ? sqlite3_column_int(raw, 0) : 0;
+}
+
+/// Opens `path` as ania uses every SQLite file: health check first, then WAL, the synchronous mode, the
+/// extra pragmas, and `schema` created in one BEGIN IMMEDIATE transaction. Throws sqlite_damaged or error.
+inline sqlite_db sqlite_open_checked(const std::string& path, const sqlite_store_options& opt, const char* schema) {
+    sqlite3* raw = nullptr;
+    const int rc = sqlite3_open_v2(path.c_str(), &raw, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
+                                   opt.vfs.empty() ? nullptr : opt.vfs.c_str());
+    sqlite_db db(raw);
+    if (rc != SQLITE_OK)
+        throw error(errc::store_error, "cannot open " + path + ": " + (raw ? sqlite3_errmsg(raw) : sqlite3_errstr(rc)));
+    sqlite3_extended_result_codes(raw, 1);
+    sqlite3_busy_timeout(raw, static_cast<int>(opt.busy_timeout.count()));
+    sqlite_check_health(raw, path);
+    sqlite_exec(raw, "PRAGMA journal_mode=WAL");
+    sqlite_exec(raw, opt.synchronous == sqlite_sync::full ? "PRAGMA synchronous=FULL" : "PRAGMA synchronous=NORMAL");
+    for (const std::string& p : opt.pragmas) sqlite_exec(raw, "PRAGMA " + p);
+    sqlite_exec(raw, "BEGIN IMMEDIATE");
+    try {
+        sqlite_exec(raw, schema);
+        if (sqlite_user_version(raw) == 0) sqlite_exec(raw, "PRAGMA user_version=" + std::to_string(sqlite_schema_version));
+        sqlite_exec(raw, "COMMIT");
+    } catch (...) {
+        sqlite3_exec(raw, "ROLLBACK", nullptr, nullptr, nullptr);
+        throw;
+    }
+    return db;
+}
+
 
 inline constexpr const char* sqlite_history_schema =
     "CREATE TABLE IF NOT EXISTS ania_chat_session("
@@ -202,66 +272,7 @@ private:
         return rows;
     }
 
-    void open_locked() {
-        sqlite3* raw = nullptr;
-        const int rc = sqlite3_open_v2(path_.c_str(), &raw, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
-                                       opt_.vfs.empty() ? nullptr : opt_.vfs.c_str());
-        detail::sqlite_db db(raw);
-        if (rc != SQLITE_OK)
-            throw error(errc::store_error, "cannot open " + path_ + ": " + (raw ? sqlite3_errmsg(raw) : sqlite3_errstr(rc)));
-        sqlite3_extended_result_codes(raw, 1);
-        sqlite3_busy_timeout(raw, static_cast<int>(opt_.busy_timeout.count()));
-        check_health(raw);
-        exec(raw, "PRAGMA journal_mode=WAL");
-        exec(raw, opt_.synchronous == sqlite_sync::full ? "PRAGMA synchronous=FULL" : "PRAGMA synchronous=NORMAL");
-        for (const std::string& p : opt_.pragmas) exec(raw, "PRAGMA " + p);
-        exec(raw, "BEGIN IMMEDIATE");
-        try {
-            exec(raw, detail::sqlite_history_schema);
-            if (user_version(raw) == 0) exec(raw, "PRAGMA user_version=" + std::to_string(detail::sqlite_schema_version));
-            exec(raw, "COMMIT");
-        } catch (...) {
-            sqlite3_exec(raw, "ROLLBACK", nullptr, nullptr, nullptr);
-            throw;
-        }
-        db_ = std::move(db);
-    }
-
-    /// quick_check: only a single row "ok" is healthy. Runs before anything writes to the file.
-    void check_health(sqlite3* db) const {
-        sqlite3_stmt* raw = nullptr;
-        int rc = sqlite3_prepare_v2(db, "PRAGMA quick_check", -1, &raw, nullptr);
-        detail::sqlite_stmt s(raw);
-        if (rc != SQLITE_OK) throw damaged_error(errc::store_error, "quick_check of " + path_ + " failed: " + sqlite3_errmsg(db));
-        std::string first;
-        int rows = 0;
-        while ((rc = sqlite3_step(raw)) == SQLITE_ROW) {
-            if (rows++ == 0) {
-                const auto* t = reinterpret_cast<const char*>(sqlite3_column_text(raw, 0));
-                first = t ? t : "";
-            }
-        }
-        if (rc != SQLITE_DONE) throw damaged_error(errc::store_error, "quick_check of " + path_ + " failed: " + sqlite3_errmsg(db));
-        if (rows != 1 || first != "ok")
-            throw damaged_error(errc::store_error, "quick_check of " + path_ + " reports damage: " + first);
-    }
-
-    static int user_version(sqlite3* db) {
-        sqlite3_stmt* raw = nullptr;
-        sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &raw, nullptr);
-        detail::sqlite_stmt s(raw);
-        return raw && sqlite3_step(raw) == SQLITE_ROW ? sqlite3_column_int(raw, 0) : 0;
-    }
-
-    static void exec(sqlite3* db, const std::string& sql) {
-        char* msg = nullptr;
-        const int rc = sqlite3_exec(db, sql.c_str(), nullptr, nullptr, &msg);
-        if (rc != SQLITE_OK) {
-            std::string text = msg ? msg : sqlite3_errstr(rc);
-            sqlite3_free(msg);
-            throw error(errc::store_error, sql.substr(0, 40) + ": " + text);
-        }
-    }
+    void open_locked() { db_ = detail::sqlite_open_checked(path_, opt_, detail::sqlite_history_schema); }
 
     void disable_locked(const std::string& why) {
         disabled_ = true;
@@ -284,7 +295,7 @@ private:
         if (!db_) {
             try {
                 open_locked();
-            } catch (const damaged_error& e) {
+            } catch (const detail::sqlite_damaged& e) {
                 disable_locked(e.what());
                 return false;
             }
@@ -293,10 +304,6 @@ private:
         return true;
     }
 
-    /// quick_check found damage (or the file is not a database): never write to it.
-    struct damaged_error : error {
-        using error::error;
-    };
 
     [[noreturn]] void fail_locked(int rc, const char* what) {
         std::string text = std::string("sqlite_store: ") + what + " failed: " + (db_ ? sqlite3_errmsg(db_.get()) : "") +

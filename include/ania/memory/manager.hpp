@@ -1,0 +1,628 @@
+// ania/memory/manager.hpp -- long-term memory (SPEC §4): save with dedup, update, forget, search, inject.
+// SPDX-License-Identifier: MIT
+#pragma once
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <exception>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <random>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include <ania/detail/timestamp.hpp>
+#include <ania/log.hpp>
+#include <ania/memory/entry.hpp>
+#include <ania/memory/ram_backend.hpp>
+#include <ania/memory/similarity.hpp>
+#include <ania/memory/tokenize.hpp>
+#include <ania/text/utf8.hpp>
+
+namespace ania::memory {
+
+struct manager_options {
+    std::size_t max_entries = 200;        ///< memory.max_entries, per scope
+    std::size_t max_content_runes = 2000; ///< one entry's content is cut to this many code points
+    std::size_t inject_entries = 3;       ///< auto-inject: at most this many entries
+    std::size_t inject_runes = 1500;      ///< auto-inject: about this many runes of block, and of query tail
+    std::size_t default_search_limit = 10;
+    std::size_t max_search_limit = 50;
+    std::uint64_t seed = 0;               ///< id generator seed; 0 = from std::random_device
+    log_sink log = stderr_log_sink();
+};
+
+/// One entry and how alike it is to something.
+struct similar_entry {
+    std::size_t index;  ///< position in the scope, oldest first
+    std::string id;
+    double score;
+};
+
+/// The near-duplicate check of one text against a scope: the best match (ties: the oldest) and every entry
+/// at or above the threshold, best first.
+struct near_duplicate_report {
+    std::optional<similar_entry> best;
+    bool is_duplicate = false;
+    std::vector<similar_entry> similar;
+};
+
+enum class save_status : std::uint8_t { saved, saved_near_duplicate, exact_duplicate, empty, full, failed, disabled };
+
+struct save_result {
+    save_status status = save_status::failed;
+    entry saved;                          ///< the new entry, or the existing one for exact_duplicate
+    std::vector<similar_entry> similar;   ///< for saved_near_duplicate
+    std::string error;                    ///< for failed
+};
+
+enum class update_status : std::uint8_t { updated, not_found, empty, failed, disabled };
+struct update_result {
+    update_status status = update_status::failed;
+    entry updated;
+    std::string error;
+};
+
+struct search_hit {
+    std::size_t index;  ///< position in the scope, oldest first
+    double score;
+    entry item;
+};
+
+namespace detail {
+
+/// 1024-bit set of hashed adjacent byte pairs: "contains substring t" is impossible unless every pair of t
+/// is in it, which rules most entries out before a real search.
+struct pair_filter {
+    std::array<std::uint64_t, 16> bits{};
+    static std::uint32_t slot(unsigned char a, unsigned char b) noexcept {
+        return ((static_cast<std::uint32_t>(a) * 0x9E3779B1u) ^ (static_cast<std::uint32_t>(b) * 0x85EBCA77u)) >> 22;
+    }
+    void add(std::string_view s) noexcept {
+        for (std::size_t i = 0; i + 1 < s.size(); ++i) {
+            const auto h = slot(static_cast<unsigned char>(s[i]), static_cast<unsigned char>(s[i + 1]));
+            bits[h >> 6] |= std::uint64_t{1} << (h & 63);
+        }
+    }
+    [[nodiscard]] bool may_contain(const pair_filter& term) const noexcept {
+        for (std::size_t w = 0; w < bits.size(); ++w)
+            if ((term.bits[w] & ~bits[w]) != 0) return false;
+        return true;
+    }
+};
+
+struct indexed_entry {
+    std::vector<std::uint32_t> tokens;   // token ids, each once
+    std::vector<std::uint32_t> numbers;  // ids of all-digit tokens, sorted
+    std::string lowered;                 // content, lower-cased
+    std::vector<std::string> lowered_tags;
+    std::string normalized;              // for exact duplicates
+    pair_filter content_pairs, tag_pairs;
+    float norm = 0;                      // of the embedding
+};
+
+inline bool all_digits(std::string_view t) noexcept {
+    if (t.empty()) return false;
+    for (const char c : t)
+        if (c < '0' || c > '9') return false;
+    return true;
+}
+
+inline float dot(const std::vector<float>& a, const std::vector<float>& b) noexcept {
+    // Eight independent sums so that the compiler can vectorise without -ffast-math.
+    float s[8] = {};
+    const std::size_t n = a.size();
+    std::size_t i = 0;
+    for (; i + 8 <= n; i += 8)
+        for (std::size_t k = 0; k < 8; ++k) s[k] += a[i + k] * b[i + k];
+    float total = ((s[0] + s[1]) + (s[2] + s[3])) + ((s[4] + s[5]) + (s[6] + s[7]));
+    for (; i < n; ++i) total += a[i] * b[i];
+    return total;
+}
+
+} // namespace detail
+
+/// Long-term memory for every scope, backed by `Backend`, with an index per scope kept up to date on save,
+/// update and forget (token ids, an inverted index, lower-cased text, pair filters, vector norms), so neither
+/// the near-duplicate check nor keyword search re-tokenises the scope. Scopes are loaded on first use.
+/// Thread-safe: one mutex; the embedder is called outside it. The backend must outlive the manager.
+template <memory_backend Backend = ram_backend, embedder Embedder = no_embedder,
+          similarity_policy Similarity = dice_similarity, wall_clock Clock = system_wall_clock>
+class memory_manager {
+public:
+    using backend_type = Backend;
+
+    explicit memory_manager(Backend& backend, manager_options opt = {}, Embedder emb = {}, Similarity sim = {}, Clock clock = {})
+        : backend_(backend), opt_(std::move(opt)), embedder_(std::move(emb)), sim_(std::move(sim)), clock_(std::move(clock)),
+          rng_(opt_.seed ? opt_.seed : std::random_device{}()) {
+        if (!backend_.enabled())
+            log_to(opt_.log, log_level::error, "memory: the backend is unavailable, long-term memory is disabled");
+    }
+
+    /// False when the backend could not be set up: register no memory tools then (SPEC §4).
+    [[nodiscard]] bool enabled() const { return backend_.enabled(); }
+    [[nodiscard]] const manager_options& options() const noexcept { return opt_; }
+    [[nodiscard]] Similarity& similarity() noexcept { return sim_; }
+
+    /// The content as it would be stored: trimmed, then cut to max_content_runes (rune-safe), valid UTF-8.
+    [[nodiscard]] std::string clean_content(std::string_view raw) const {
+        const std::string fixed = text::repair_utf8(raw);
+        return std::string(text::trim(text::truncate_runes(text::trim(fixed), opt_.max_content_runes)));
+    }
+
+    /// memory_save: see save_status. An exact duplicate (after normalisation) is not written; a near duplicate
+    /// is written and reported; a full scope is refused; ids are 8 random hex digits, never reused in the scope.
+    save_result save(const scope& s, std::string_view content, std::string_view user_id = {}, std::vector<std::string> tags = {}) {
+        save_result r;
+        if (!enabled()) { r.status = save_status::disabled; return r; }
+        const std::string text = clean_content(content);
+        if (text.empty()) { r.status = save_status::empty; return r; }
+        for (auto& t : tags) t = std::string(text::trim(text::repair_utf8(t)));
+        std::erase_if(tags, [](const std::string& t) { return t.empty(); });
+        std::vector<float> vec = embed(text);
+        std::lock_guard lock(mutex_);
+        scope_index& si = index_of(s);
+        const std::string normalized = normalize_for_dedup(text);
+        for (std::size_t i = 0; i < si.entries.size(); ++i)
+            if (si.idx[i].normalized == normalized) {
+                r.status = save_status::exact_duplicate;
+                r.saved = si.entries[i];
+                return r;
+            }
+        if (si.entries.size() >= opt_.max_entries) { r.status = save_status::full; return r; }
+        const near_duplicate_report near = near_duplicate_locked(si, text);
+        entry e;
+        e.id = fresh_id(si);
+        e.user_id = text::repair_utf8(user_id);
+        e.content = text;
+        e.tags = std::move(tags);
+        e.embedding = std::move(vec);
+        e.created_at = next_timestamp(si);
+        try {
+            backend_.insert(s, e);
+        } catch (const std::exception& ex) {
+            r.status = save_status::failed;
+            r.error = ex.what();
+            log_to(opt_.log, log_level::error, std::string("memory: save failed: ") + ex.what());
+            return r;
+        }
+        add_locked(si, e);
+        r.saved = std::move(e);
+        r.similar = near.similar;
+        r.status = near.is_duplicate ? save_status::saved_near_duplicate : save_status::saved;
+        return r;
+    }
+
+    /// memory_update: by id. Absent fields are kept; an empty user_id or tags list clears it; a content change
+    /// recomputes the vector; created_at is kept.
+    update_result update(const scope& s, std::string_view id, std::optional<std::string_view> content,
+                         std::optional<std::string_view> user_id, std::optional<std::vector<std::string>> tags) {
+        update_result r;
+        if (!enabled()) { r.status = update_status::disabled; return r; }
+        std::optional<std::string> text;
+        std::vector<float> vec;
+        if (content) {
+            text = clean_content(*content);
+            if (text->empty()) { r.status = update_status::empty; return r; }
+            vec = embed(*text);
+        }
+        std::lock_guard lock(mutex_);
+        scope_index& si = index_of(s);
+        const std::size_t i = find_locked(si, id);
+        if (i == npos) { r.status = update_status::not_found; return r; }
+        entry e = si.entries[i];
+        if (text && *text != e.content) {
+            e.content = std::move(*text);
+            e.embedding = std::move(vec);
+        }
+        if (user_id) e.user_id = text::repair_utf8(*user_id);
+        if (tags) {
+            e.tags.clear();
+            for (const auto& t : *tags) {
+                std::string clean(text::trim(text::repair_utf8(t)));
+                if (!clean.empty()) e.tags.push_back(std::move(clean));
+            }
+        }
+        try {
+            backend_.update(s, e);
+        } catch (const std::exception& ex) {
+            r.status = update_status::failed;
+            r.error = ex.what();
+            return r;
+        }
+        si.entries[i] = e;
+        si.idx[i] = make_index(e);
+        rebuild_postings(si);
+        r.status = update_status::updated;
+        r.updated = std::move(e);
+        return r;
+    }
+
+    /// memory_forget: true when the entry existed and is gone.
+    bool forget(const scope& s, std::string_view id) {
+        if (!enabled()) return false;
+        std::lock_guard lock(mutex_);
+        scope_index& si = index_of(s);
+        const std::size_t i = find_locked(si, id);
+        if (i == npos) return false;
+        backend_.erase(s, id);  // throws on failure: the index is left as the backend is
+        si.entries.erase(si.entries.begin() + static_cast<std::ptrdiff_t>(i));
+        si.idx.erase(si.idx.begin() + static_cast<std::ptrdiff_t>(i));
+        rebuild_postings(si);
+        return true;
+    }
+
+    /// memory_search: without a query every entry, newest first; with one, keyword scoring (+10 when the
+    /// lower-cased content contains a term, +20 for every tag containing it, + cosine x 40 when both vectors
+    /// exist), scores <= 0 dropped, stable sort highest first. At most `limit` hits (0 = the default).
+    std::vector<search_hit> search(const scope& s, std::string_view query, std::size_t limit = 0) {
+        if (!enabled()) return {};
+        limit = limit == 0 ? opt_.default_search_limit : std::min(limit, opt_.max_search_limit);
+        const std::string q(text::trim(text::repair_utf8(query)));
+        std::vector<float> qvec = q.empty() ? std::vector<float>{} : embed(q);
+        std::lock_guard lock(mutex_);
+        scope_index& si = index_of(s);
+        std::vector<search_hit> hits;
+        if (q.empty()) {
+            for (std::size_t i = si.entries.size(); i-- > 0 && hits.size() < limit;) hits.push_back({i, 0.0, si.entries[i]});
+            return hits;
+        }
+        std::vector<double> scores = score_locked(si, q, qvec);
+        std::vector<std::size_t> order;
+        for (std::size_t i = 0; i < scores.size(); ++i)
+            if (scores[i] > 0) order.push_back(i);
+        std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return scores[a] > scores[b]; });
+        for (std::size_t k = 0; k < order.size() && k < limit; ++k) hits.push_back({order[k], scores[order[k]], si.entries[order[k]]});
+        return hits;
+    }
+
+    /// Keyword (+ vector) scores of every entry of the scope for `query`, oldest first (what search sorts).
+    std::vector<double> scores(const scope& s, std::string_view query) {
+        const std::string q(text::trim(text::repair_utf8(query)));
+        std::vector<float> qvec = embed(q);
+        std::lock_guard lock(mutex_);
+        return score_locked(index_of(s), q, qvec);
+    }
+
+    /// The near-duplicate check alone (what save reports), for a text against the scope.
+    near_duplicate_report near_duplicate(const scope& s, std::string_view content) {
+        const std::string text = clean_content(content);
+        std::lock_guard lock(mutex_);
+        return near_duplicate_locked(index_of(s), text);
+    }
+
+    /// The scope's entries, oldest first.
+    std::vector<entry> list(const scope& s) {
+        if (!enabled()) return {};
+        std::lock_guard lock(mutex_);
+        return index_of(s).entries;
+    }
+    std::optional<entry> get(const scope& s, std::string_view id) {
+        if (!enabled()) return std::nullopt;
+        std::lock_guard lock(mutex_);
+        scope_index& si = index_of(s);
+        const std::size_t i = find_locked(si, id);
+        if (i == npos) return std::nullopt;
+        return si.entries[i];
+    }
+    /// Scopes that hold memories (from the backend).
+    std::vector<std::string> scopes() const { return enabled() ? backend_.scopes() : std::vector<std::string>{}; }
+
+    /// The auto-inject block for a user message (memory.auto_inject): the entries most relevant to the tail of
+    /// the message, at most inject_entries of them and about inject_runes runes, under a header that says they
+    /// are for reference and asks the model to correct wrong or outdated ones with memory_update. "" when
+    /// nothing is relevant.
+    std::string inject_block(const scope& s, std::string_view user_text, std::string_view header = default_inject_header) {
+        const std::string fixed = text::repair_utf8(user_text);
+        const std::size_t runes = text::rune_count(fixed);
+        std::string_view tail = fixed;
+        if (runes > opt_.inject_runes) {  // the newest part of a long message is the question
+            const std::string_view head = text::truncate_runes(fixed, runes - opt_.inject_runes);
+            tail.remove_prefix(head.size());
+        }
+        const auto hits = search(s, tail, opt_.inject_entries);
+        if (hits.empty()) return {};
+        std::string block(header);
+        std::size_t budget = opt_.inject_runes > text::rune_count(block) ? opt_.inject_runes - text::rune_count(block) : 0;
+        for (const auto& h : hits) {
+            std::string line = "\n- [" + h.item.id + "] ";
+            const std::size_t overhead = text::rune_count(line);
+            if (budget <= overhead) break;
+            line += text::truncate_runes(h.item.content, budget - overhead);
+            budget -= std::min(budget, text::rune_count(line));
+            block += line;
+        }
+        return block;
+    }
+    static constexpr std::string_view default_inject_header =
+        "【相关记忆】以下记忆仅供参考；如发现与事实不符或已过时，请用 memory_update 更正：";
+    static constexpr std::string_view english_inject_header =
+        "[Relevant memories] For reference only; if one is wrong or outdated, correct it with memory_update:";
+
+    /// Embeds up to `max_entries` entries that have no vector yet (the embedder was absent or failing when
+    /// they were saved). Call it periodically (see embedding_backfill). Returns how many got a vector.
+    std::size_t backfill(std::size_t max_entries) {
+        if (!enabled()) return 0;
+        std::vector<std::pair<scope, entry>> todo;
+        {
+            std::lock_guard lock(mutex_);
+            for (auto& [name, si] : scopes_)
+                for (const entry& e : si.entries)
+                    if (e.embedding.empty() && todo.size() < max_entries) todo.emplace_back(scope::from(name), e);
+        }
+        std::size_t done = 0;
+        for (auto& [s, e] : todo) {
+            std::vector<float> vec = embed(e.content);
+            if (vec.empty()) break;  // still unavailable: try again later
+            std::lock_guard lock(mutex_);
+            scope_index& si = index_of(s);
+            const std::size_t i = find_locked(si, e.id);
+            if (i == npos || si.entries[i].content != e.content) continue;  // changed meanwhile
+            entry updated = si.entries[i];
+            updated.embedding = std::move(vec);
+            try {
+                backend_.update(s, updated);
+            } catch (const std::exception& ex) {
+                log_to(opt_.log, log_level::warn, std::string("memory: backfill could not store a vector: ") + ex.what());
+                continue;
+            }
+            si.entries[i] = std::move(updated);
+            si.idx[i].norm = norm_of(si.entries[i].embedding);
+            ++done;
+        }
+        return done;
+    }
+
+    /// Drops the in-memory index of a scope (it is rebuilt from the backend on next use).
+    void reload(const scope& s) {
+        std::lock_guard lock(mutex_);
+        scopes_.erase(s.str());
+    }
+
+private:
+    static constexpr std::size_t npos = static_cast<std::size_t>(-1);
+
+    struct scope_index {
+        std::vector<entry> entries;              // oldest first
+        std::vector<detail::indexed_entry> idx;  // parallel to entries
+        std::vector<std::vector<std::uint32_t>> postings;  // token id -> positions, ascending
+        std::string last_timestamp;
+    };
+
+    std::vector<float> embed(const std::string& text) {
+        try {
+            auto v = embedder_.embed(text);
+            if (v) return std::move(*v);
+        } catch (const std::exception& e) {
+            log_to(opt_.log, log_level::info, std::string("memory: embedder failed, keywords only: ") + e.what());
+            return {};
+        }
+        if constexpr (!std::is_same_v<Embedder, no_embedder>)
+            log_to(opt_.log, log_level::info, "memory: embedder unavailable, keywords only");
+        return {};
+    }
+
+    static float norm_of(const std::vector<float>& v) noexcept { return std::sqrt(detail::dot(v, v)); }
+
+    std::uint32_t token_id(std::string_view tok) {
+        const auto it = dictionary_.find(tok);
+        if (it != dictionary_.end()) return it->second;
+        const auto id = static_cast<std::uint32_t>(dictionary_.size());
+        dictionary_.emplace(std::string(tok), id);
+        return id;
+    }
+    [[nodiscard]] std::optional<std::uint32_t> known_token(std::string_view tok) const {
+        const auto it = dictionary_.find(tok);
+        if (it == dictionary_.end()) return std::nullopt;
+        return it->second;
+    }
+
+    detail::indexed_entry make_index(const entry& e) {
+        detail::indexed_entry x;
+        x.lowered = lower(e.content);
+        x.normalized = normalize_for_dedup(e.content);
+        // The golden semantics tokenise the whitespace-folded text; folding never changes tokens.
+        for_each_token_lowered(x.lowered, [&](std::string_view t) {
+            const std::uint32_t id = token_id(t);
+            if (mark(id)) {
+                x.tokens.push_back(id);
+                if (detail::all_digits(t)) x.numbers.push_back(id);
+            }
+        });
+        next_epoch();
+        std::sort(x.numbers.begin(), x.numbers.end());
+        x.content_pairs.add(x.lowered);
+        for (const auto& t : e.tags) {
+            x.lowered_tags.push_back(lower(t));
+            x.tag_pairs.add(x.lowered_tags.back());
+        }
+        x.norm = norm_of(e.embedding);
+        return x;
+    }
+
+    // Dedup of token ids without a set: a stamp per id, bumped once per text.
+    bool mark(std::uint32_t id) {
+        if (stamp_.size() <= id) stamp_.resize(std::max<std::size_t>(id + 1, stamp_.size() * 2), 0);
+        if (stamp_[id] == epoch_) return false;
+        stamp_[id] = epoch_;
+        return true;
+    }
+    void next_epoch() {
+        if (++epoch_ == 0) {
+            std::fill(stamp_.begin(), stamp_.end(), 0);
+            epoch_ = 1;
+        }
+    }
+
+    void add_locked(scope_index& si, const entry& e) {
+        si.idx.push_back(make_index(e));
+        si.entries.push_back(e);
+        const auto pos = static_cast<std::uint32_t>(si.entries.size() - 1);
+        for (const std::uint32_t t : si.idx.back().tokens) {
+            if (si.postings.size() <= t) si.postings.resize(dictionary_.size());
+            si.postings[t].push_back(pos);
+        }
+        if (e.created_at > si.last_timestamp) si.last_timestamp = e.created_at;
+    }
+
+    void rebuild_postings(scope_index& si) {
+        si.postings.assign(dictionary_.size(), {});
+        for (std::uint32_t i = 0; i < si.idx.size(); ++i)
+            for (const std::uint32_t t : si.idx[i].tokens) si.postings[t].push_back(i);
+    }
+
+    scope_index& index_of(const scope& s) {
+        auto it = scopes_.find(s.str());
+        if (it != scopes_.end()) return it->second;
+        scope_index si;
+        for (entry& e : backend_.load(s)) add_locked(si, e);
+        return scopes_.emplace(s.str(), std::move(si)).first->second;
+    }
+
+    static std::size_t find_locked(const scope_index& si, std::string_view id) {
+        for (std::size_t i = 0; i < si.entries.size(); ++i)
+            if (si.entries[i].id == id) return i;
+        return npos;
+    }
+
+    std::string fresh_id(const scope_index& si) {
+        static constexpr char hex[] = "0123456789abcdef";
+        for (int attempt = 0;; ++attempt) {
+            std::string id(8, '0');
+            const std::uint32_t v = static_cast<std::uint32_t>(rng_());
+            for (int k = 0; k < 8; ++k) id[static_cast<std::size_t>(k)] = hex[(v >> (28 - 4 * k)) & 0xF];
+            if (find_locked(si, id) == npos) return id;  // a collision is retried, never overwritten
+            if (attempt > 1000) throw error(errc::store_error, "memory: no free id");
+        }
+    }
+
+    /// Now, but strictly after the scope's newest entry, so that text order stays insertion order.
+    std::string next_timestamp(const scope_index& si) {
+        auto t = clock_.now();
+        std::string ts = ania::detail::utc_timestamp(t);
+        while (ts <= si.last_timestamp) {
+            t += std::chrono::nanoseconds(1);
+            ts = ania::detail::utc_timestamp(t);
+            if (ts <= si.last_timestamp && ts.size() == si.last_timestamp.size()) {
+                // far behind (clock moved back): continue from the newest entry
+                ts = si.last_timestamp;
+                std::size_t k = ts.size() - 2;  // last digit before 'Z'
+                while (ts[k] == '9') ts[k--] = '0';
+                ++ts[k];
+            }
+        }
+        return ts;
+    }
+
+    near_duplicate_report near_duplicate_locked(const scope_index& si, std::string_view content) {
+        near_duplicate_report rep;
+        const std::size_t n = si.entries.size();
+        if (n == 0) return rep;
+        const std::string folded = text::fold_whitespace(content);
+        const std::string low = lower(folded);
+        // Candidate tokens: known ids (deduplicated by stamp) and unknown ones (counted only).
+        std::vector<std::uint32_t> known;
+        std::vector<std::string_view> unknown;
+        std::vector<std::uint32_t> cand_numbers;
+        for_each_token_lowered(low, [&](std::string_view t) {
+            if (const auto id = known_token(t)) {
+                if (mark(*id)) {
+                    known.push_back(*id);
+                    if (detail::all_digits(t)) cand_numbers.push_back(*id);
+                }
+            } else {
+                unknown.push_back(t);
+            }
+        });
+        next_epoch();
+        std::sort(unknown.begin(), unknown.end());
+        unknown.erase(std::unique(unknown.begin(), unknown.end()), unknown.end());
+        std::sort(cand_numbers.begin(), cand_numbers.end());
+        // A number no stored entry has ever contained differs from every entry's numbers.
+        const bool cand_unknown_number = std::any_of(unknown.begin(), unknown.end(), detail::all_digits);
+        const bool cand_has_numbers = cand_unknown_number || !cand_numbers.empty();
+
+        std::vector<double> inter(n, 0.0), wb(n, 0.0);
+        double wa = 0;
+        const auto df = [&](std::uint32_t t) { return t < si.postings.size() ? si.postings[t].size() : 0; };
+        for (const std::uint32_t t : known) {
+            const double w = sim_.weight(df(t), n);
+            wa += w;
+            if (t < si.postings.size())
+                for (const std::uint32_t pos : si.postings[t]) inter[pos] += w;
+        }
+        wa += static_cast<double>(unknown.size()) * sim_.weight(0, n);
+        for (std::size_t i = 0; i < n; ++i) {
+            if constexpr (Similarity::weighted) {
+                double w = 0;
+                for (const std::uint32_t t : si.idx[i].tokens) w += sim_.weight(df(t), n);
+                wb[i] = w;
+            } else {
+                wb[i] = static_cast<double>(si.idx[i].tokens.size());
+            }
+        }
+        for (std::size_t i = 0; i < n; ++i) {
+            const auto& nums = si.idx[i].numbers;
+            const bool numbers_differ = cand_has_numbers && !nums.empty() && (cand_unknown_number || nums != cand_numbers);
+            const double score = sim_.score(inter[i], wa, wb[i], numbers_differ);
+            if (!rep.best || score > rep.best->score) rep.best = similar_entry{i, si.entries[i].id, score};
+            if (score >= sim_.threshold) rep.similar.push_back({i, si.entries[i].id, score});
+        }
+        rep.is_duplicate = rep.best && rep.best->score >= sim_.threshold;
+        std::stable_sort(rep.similar.begin(), rep.similar.end(), [](const auto& a, const auto& b) { return a.score > b.score; });
+        if (rep.similar.size() > 3) rep.similar.resize(3);
+        return rep;
+    }
+
+    std::vector<double> score_locked(const scope_index& si, std::string_view query, const std::vector<float>& qvec) {
+        const std::string low = lower(query);
+        std::vector<std::string_view> terms;
+        for_each_token_lowered(low, [&](std::string_view t) {
+            if (std::find(terms.begin(), terms.end(), t) == terms.end()) terms.push_back(t);
+        });
+        std::vector<detail::pair_filter> filters(terms.size());
+        for (std::size_t k = 0; k < terms.size(); ++k) filters[k].add(terms[k]);
+        std::vector<double> out(si.entries.size(), 0.0);
+        const float qnorm = qvec.empty() ? 0.0f : norm_of(qvec);
+        for (std::size_t i = 0; i < si.entries.size(); ++i) {
+            const detail::indexed_entry& x = si.idx[i];
+            double score = 0;
+            for (std::size_t k = 0; k < terms.size(); ++k) {
+                if (x.content_pairs.may_contain(filters[k]) && x.lowered.find(terms[k]) != std::string::npos) score += 10;
+                if (!x.lowered_tags.empty() && x.tag_pairs.may_contain(filters[k]))
+                    for (const std::string& tag : x.lowered_tags)
+                        if (tag.find(terms[k]) != std::string::npos) score += 20;
+            }
+            const auto& v = si.entries[i].embedding;
+            if (qnorm > 0 && x.norm > 0 && v.size() == qvec.size()) score += 40.0 * detail::dot(qvec, v) / (qnorm * x.norm);
+            out[i] = score;
+        }
+        return out;
+    }
+
+    struct string_hash {
+        using is_transparent = void;
+        std::size_t operator()(std::string_view s) const noexcept { return std::hash<std::string_view>{}(s); }
+    };
+
+    Backend& backend_;
+    manager_options opt_;
+    Embedder embedder_;
+    Similarity sim_;
+    Clock clock_;
+    std::mutex mutex_;
+    std::mt19937_64 rng_;
+    std::map<std::string, scope_index, std::less<>> scopes_;
+    std::unordered_map<std::string, std::uint32_t, string_hash, std::equal_to<>> dictionary_;
+    std::vector<std::uint32_t> stamp_;
+    std::uint32_t epoch_ = 1;
+};
+
+} // namespace ania::memory

@@ -1,0 +1,43 @@
+// ania/memory/scope.hpp -- the scope a memory belongs to: g:<group id> or f:<user id> (SPEC §4).
+// SPDX-License-Identifier: MIT
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include <ania/error.hpp>
+
+namespace ania::memory {
+
+/// A validated scope: `g:` or `f:` followed by one or more ASCII digits (`^[gf]:\d+$`), nothing else.
+class scope {
+public:
+    /// The scope named `text`, or nullopt when it is not one.
+    [[nodiscard]] static std::optional<scope> parse(std::string_view text) {
+        if (text.size() < 3 || (text[0] != 'g' && text[0] != 'f') || text[1] != ':' || text.size() > 66) return std::nullopt;
+        for (std::size_t i = 2; i < text.size(); ++i)
+            if (text[i] < '0' || text[i] > '9') return std::nullopt;
+        return scope(std::string(text));
+    }
+    /// As parse(), but throws ania::error (invalid_argument) naming the rule.
+    [[nodiscard]] static scope from(std::string_view text) {
+        auto s = parse(text);
+        if (!s) throw error(errc::invalid_argument, "invalid memory scope \"" + std::string(text.substr(0, 80)) +
+                                                        "\": expected g:<digits> or f:<digits>");
+        return *s;
+    }
+    [[nodiscard]] static scope group(std::string_view id) { return from("g:" + std::string(id)); }
+    [[nodiscard]] static scope friend_(std::string_view id) { return from("f:" + std::string(id)); }
+
+    [[nodiscard]] const std::string& str() const noexcept { return text_; }
+    [[nodiscard]] bool is_group() const noexcept { return text_[0] == 'g'; }
+    friend bool operator==(const scope&, const scope&) = default;
+    friend auto operator<=>(const scope&, const scope&) = default;
+
+private:
+    explicit scope(std::string t) : text_(std::move(t)) {}
+    std::string text_;
+};
+
+} // namespace ania::memory

@@ -1,0 +1,151 @@
+// ania/memory/tokenize.hpp -- the CJK-aware tokenizer of long-term memory (dedup and keyword search).
+// SPDX-License-Identifier: MIT
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <string_view>
+#include <unordered_set>
+#include <vector>
+
+#include <ania/text/utf8.hpp>
+
+namespace ania::memory {
+
+/// CJK as the tokenizer sees it: kana, CJK ideographs (with extension A and the compatibility block),
+/// Hangul syllables, and the supplementary ideograph planes.
+[[nodiscard]] constexpr bool is_cjk(char32_t c) noexcept {
+    return (c >= 0x3040 && c <= 0x30FF) || (c >= 0x3400 && c <= 0x4DBF) || (c >= 0x4E00 && c <= 0x9FFF) ||
+           (c >= 0xAC00 && c <= 0xD7AF) || (c >= 0xF900 && c <= 0xFAFF) || (c >= 0x20000 && c <= 0x2FA1F);
+}
+
+/// Letters and decimal digits outside CJK. ASCII exactly; beyond it every rune that is not in a block of
+/// punctuation, symbols, marks, white space or private use (a table-free approximation of Unicode's L/Nd
+/// categories that is exact on the shared data set and on Latin, Greek, Cyrillic and full-width text).
+[[nodiscard]] constexpr bool is_word_rune(char32_t c) noexcept {
+    if (c < 0x80) return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+    if (c <= 0xBF || c == 0xD7 || c == 0xF7) return false;                 // Latin-1 punctuation and symbols
+    if (c >= 0x0300 && c <= 0x036F) return false;                          // combining marks
+    if (c >= 0x2000 && c <= 0x2BFF) return false;                          // punctuation, symbols, arrows, math, boxes
+    if (c >= 0x3000 && c <= 0x303F) return false;                          // CJK symbols and punctuation
+    if (c >= 0xE000 && c <= 0xF8FF) return false;                          // private use
+    if (c >= 0xFE00 && c <= 0xFE6F) return false;                          // variation selectors, compatibility forms
+    if (c >= 0xFF00 && c <= 0xFF0F) return false;                          // full-width punctuation ...
+    if (c >= 0xFF1A && c <= 0xFF20) return false;
+    if (c >= 0xFF3B && c <= 0xFF40) return false;
+    if (c >= 0xFF5B && c <= 0xFF65) return false;
+    if (c >= 0xFFF0) return c >= 0x10000 && !(c >= 0x1F000 && c <= 0x1FAFF);  // specials; emoji and pictographs
+    return !text::is_space(c);
+}
+
+/// Simple lower-casing: ASCII, Latin-1, Latin Extended-A, Greek, Cyrillic and full-width Latin.
+[[nodiscard]] constexpr char32_t to_lower(char32_t c) noexcept {
+    if (c < 0x80) return (c >= 'A' && c <= 'Z') ? c + 32 : c;
+    if ((c >= 0xC0 && c <= 0xDE && c != 0xD7)) return c + 32;
+    if (c >= 0x0100 && c <= 0x017F && c != 0x0130 && c != 0x0131 && c != 0x0138 && c != 0x0149 && c != 0x017F) {
+        // pairs: even upper / odd lower, except 0139-0148 and 0179-017E where odd is upper
+        const bool odd_upper = (c >= 0x0139 && c <= 0x0148) || (c >= 0x0179 && c <= 0x017E);
+        if (odd_upper) return (c % 2 == 1) ? c + 1 : c;
+        return (c % 2 == 0) ? c + 1 : c;
+    }
+    if (c >= 0x0391 && c <= 0x03A9 && c != 0x03A2) return c + 32;
+    if (c >= 0x0410 && c <= 0x042F) return c + 32;
+    if (c >= 0x0400 && c <= 0x040F) return c + 80;
+    if (c >= 0xFF21 && c <= 0xFF3A) return c + 32;
+    return c;
+}
+
+/// `s` lower-cased (see to_lower); invalid sequences are kept as they are.
+[[nodiscard]] inline std::string lower(std::string_view s) {
+    std::string out;
+    out.reserve(s.size());
+    std::size_t pos = 0;
+    while (pos < s.size()) {
+        const auto r = text::decode_rune(s, pos);
+        if (!r.valid) out.append(s.substr(pos, r.length));
+        else if (r.value < 0x80) out.push_back(static_cast<char>(to_lower(r.value)));
+        else text::append_utf8(out, to_lower(r.value));
+        pos += r.length;
+    }
+    return out;
+}
+
+/// The normal form for exact-duplicate detection: full-width ASCII to half-width (U+3000 to a space),
+/// lower-cased, white space trimmed and folded.
+[[nodiscard]] inline std::string normalize_for_dedup(std::string_view s) {
+    std::string half;
+    half.reserve(s.size());
+    std::size_t pos = 0;
+    while (pos < s.size()) {
+        const auto r = text::decode_rune(s, pos);
+        char32_t c = r.value;
+        if (r.valid) {
+            if (c >= 0xFF01 && c <= 0xFF5E) c -= 0xFEE0;
+            else if (c == 0x3000) c = U' ';
+            text::append_utf8(half, to_lower(c));
+        } else {
+            half.append(s.substr(pos, r.length));
+        }
+        pos += r.length;
+    }
+    return text::fold_whitespace(half);
+}
+
+/// Tokens of `s` in first-occurrence order, without repeats (the reference semantics of the shared data set):
+/// lower-case first; a maximal run of word runes is one token; a maximal CJK run of length L gives its rune
+/// when L = 1, else all adjacent bigrams, plus every single rune when 2 <= L <= 3; anything else separates.
+template <class Emit>
+void for_each_token_lowered(std::string_view t, Emit&& emit) {
+    std::size_t pos = 0;
+    while (pos < t.size()) {
+        auto r = text::decode_rune(t, pos);
+        if (r.valid && is_cjk(r.value)) {
+            // Bigrams are emitted as the run is read; the single runes (runs of 2 or 3) at its end.
+            std::size_t first[4];
+            std::size_t len = 0, prev = 0;
+            while (pos < t.size()) {
+                r = text::decode_rune(t, pos);
+                if (!r.valid || !is_cjk(r.value)) break;
+                if (len >= 2) emit(t.substr(prev, pos + r.length - prev));
+                else if (len == 1) emit(t.substr(first[0], pos + r.length - first[0]));
+                if (len < 4) first[len] = pos;
+                prev = pos;
+                pos += r.length;
+                ++len;
+            }
+            if (len < 4) first[len] = pos;
+            if (len == 1) emit(t.substr(first[0], first[1] - first[0]));
+            else if (len <= 3)
+                for (std::size_t i = 0; i < len; ++i) emit(t.substr(first[i], first[i + 1] - first[i]));
+        } else if (r.valid && is_word_rune(r.value)) {
+            const std::size_t b = pos;
+            while (pos < t.size()) {
+                r = text::decode_rune(t, pos);
+                if (!r.valid || is_cjk(r.value) || !is_word_rune(r.value)) break;
+                pos += r.length;
+            }
+            emit(t.substr(b, pos - b));
+        } else {
+            pos += r.length;
+        }
+    }
+}
+
+/// Calls `emit(std::string_view)` for each token of `s` in order, repeats included (see tokenize).
+template <class Emit>
+void for_each_token(std::string_view s, Emit&& emit) {
+    const std::string low = lower(s);
+    for_each_token_lowered(low, emit);
+}
+
+/// The token set of `s`, in first-occurrence order.
+[[nodiscard]] inline std::vector<std::string> tokenize(std::string_view s) {
+    std::vector<std::string> out;
+    std::unordered_set<std::string> seen;
+    for_each_token(s, [&](std::string_view tok) {
+        if (seen.emplace(tok).second) out.emplace_back(tok);
+    });
+    return out;
+}
+
+} // namespace ania::memory
