@@ -4,6 +4,7 @@
 
 #include <map>
 #include <random>
+#include <fstream>
 #include <set>
 
 #include <ania/detail/timestamp.hpp>
@@ -131,3 +132,380 @@ TEST_CASE("keyword search equals golden/search_golden.jsonl", "[memory][golden]"
     }
     CHECK(checked == 1000);
 }
+
+namespace {
+
+struct manual_clock {
+    std::chrono::system_clock::time_point t = std::chrono::system_clock::time_point{} + std::chrono::seconds(1'750'000'000);
+    std::chrono::system_clock::time_point now() const { return t; }
+};
+
+/// A SCRIPTED embedder: a bag-of-characters vector, or "unavailable" when switched off.
+struct scripted_embedder {
+    std::shared_ptr<bool> available = std::make_shared<bool>(true);
+    std::shared_ptr<int> calls = std::make_shared<int>(0);
+    std::optional<std::vector<float>> embed(std::string_view text) const {
+        ++*calls;
+        if (!*available) return std::nullopt;
+        std::vector<float> v(16, 0.0f);
+        for (const unsigned char c : text) v[c % 16] += 1.0f;
+        return v;
+    }
+};
+static_assert(embedder<scripted_embedder>);
+
+using plain_manager = memory_manager<ram_backend, no_embedder, dice_similarity, manual_clock>;
+
+const scope g1 = scope::from("g:1");
+const scope g2 = scope::from("g:2");
+
+} // namespace
+
+TEST_CASE("scopes are g:<digits> or f:<digits> and nothing else", "[memory][scope]") {
+    CHECK(scope::parse("g:123"));
+    CHECK(scope::parse("f:0"));
+    for (const char* bad : {"", "g:", "g:12a", "x:1", "G:1", "g:-1", "g:1 ", " g:1", "f:qq:1", "g:1;DROP", "g:../1", "g:１"})
+        CHECK_FALSE(scope::parse(bad));
+    CHECK_THROWS_WITH(scope::from("g:x"), Catch::Contains("expected g:<digits> or f:<digits>"));
+    CHECK(scope::group("42").str() == "g:42");
+    CHECK(scope::friend_("7").str() == "f:7");
+}
+
+TEST_CASE("save: trim, cap at 2000 runes, empty is an error", "[memory][save]") {
+    ram_backend b;
+    plain_manager m(b, quiet_options());
+    auto r = m.save(g1, "  \n 小明喜欢美式咖啡 \t ");
+    REQUIRE(r.status == save_status::saved);
+    CHECK(r.saved.content == "小明喜欢美式咖啡");
+    CHECK(r.saved.id.size() == 8);
+    CHECK(r.saved.id.find_first_not_of("0123456789abcdef") == std::string::npos);
+    CHECK(r.saved.created_at.size() == 30);
+    std::string long_text;
+    for (int i = 0; i < 2100; ++i) long_text += (i % 2 ? "字" : "😀");
+    r = m.save(g1, long_text);
+    REQUIRE(r.status == save_status::saved);
+    CHECK(ania::text::rune_count(r.saved.content) == 2000);
+    CHECK(ania::text::is_valid_utf8(r.saved.content));
+    CHECK(m.save(g1, " \n\t\xE3\x80\x80 ").status == save_status::empty);
+    CHECK(m.save(g1, "").status == save_status::empty);
+}
+
+TEST_CASE("save: exact duplicates after normalisation are not written", "[memory][save]") {
+    ram_backend b;
+    plain_manager m(b, quiet_options());
+    const auto first = m.save(g1, "Alice likes  green tea");
+    for (const char* same : {"alice likes green tea", "  ALICE\tLIKES\n green   TEA ", "Ａｌｉｃｅ　ｌｉｋｅｓ green tea"}) {
+        const auto r = m.save(g1, same);
+        INFO(same);
+        CHECK(r.status == save_status::exact_duplicate);
+        CHECK(r.saved.id == first.saved.id);
+    }
+    CHECK(m.list(g1).size() == 1);
+    CHECK(m.save(g2, "alice likes green tea").status == save_status::saved);  // another scope is another memory
+}
+
+TEST_CASE("save: a near duplicate is written and reported with the similar entries", "[memory][save]") {
+    ram_backend b;
+    plain_manager m(b, quiet_options());
+    const auto a = m.save(g1, "小明在杭州工作，是一名程序员，平时喜欢爬山。");
+    const auto r = m.save(g1, "小明在杭州工作，是程序员，周末喜欢爬山。");
+    REQUIRE(r.status == save_status::saved_near_duplicate);
+    REQUIRE_FALSE(r.similar.empty());
+    CHECK(r.similar[0].id == a.saved.id);
+    CHECK(r.similar[0].score >= 0.55);
+    CHECK(m.list(g1).size() == 2);
+    const auto tools = make_tools(m, g1);
+    const std::string reply = tools[0].handler(R"({"content":"小明在杭州工作，是一名程序员，喜欢爬山。"})");
+    CHECK(reply.find("memory_update") != std::string::npos);
+    CHECK(reply.find("memory_forget") != std::string::npos);
+    CHECK(reply.find(a.saved.id) != std::string::npos);
+}
+
+TEST_CASE("save: a full scope refuses and tells the model to clean up or merge", "[memory][save]") {
+    ram_backend b;
+    auto opt = quiet_options();
+    opt.max_entries = 5;
+    plain_manager m(b, opt);
+    for (int i = 0; i < 5; ++i) REQUIRE(m.save(g1, "fact number " + std::string(1, static_cast<char>('a' + i)) + " about topic " + std::to_string(i * 7919)).status != save_status::full);
+    CHECK(m.save(g1, "one more fact").status == save_status::full);
+    CHECK(m.save(g1, "fact number a about topic 0").status == save_status::exact_duplicate);  // still found
+    const auto reply = make_tools(m, g1)[0].handler(R"({"content":"yet another"})");
+    CHECK(reply.find("上限 5 条") != std::string::npos);
+    CHECK(reply.find("memory_forget") != std::string::npos);
+    CHECK(m.save(g2, "other scope has room").status == save_status::saved);
+}
+
+TEST_CASE("save: id collisions are retried, never overwritten", "[memory][save]") {
+    ram_backend b;
+    auto opt = quiet_options();
+    opt.seed = 7;
+    plain_manager probe(b, opt);
+    const std::string first_id = probe.save(g1, "first").saved.id;  // what seed 7 draws first
+    ram_backend b2;
+    plain_manager m(b2, opt);
+    entry planted;
+    planted.id = first_id;
+    planted.content = "planted before";
+    planted.created_at = "2020-01-01T00:00:00.000000000Z";
+    b2.insert(g1, planted);
+    const auto r = m.save(g1, "new one");
+    REQUIRE(r.status == save_status::saved);
+    CHECK(r.saved.id != first_id);
+    CHECK(m.get(g1, first_id)->content == "planted before");
+}
+
+TEST_CASE("update: absent fields kept, empty ones cleared, content change re-embeds, created_at kept", "[memory][update]") {
+    ram_backend b;
+    scripted_embedder emb;
+    memory_manager<ram_backend, scripted_embedder, dice_similarity, manual_clock> m(b, quiet_options(), emb);
+    const auto saved = m.save(g1, "Bob plays chess", "qq:1", {"hobby", "game"}).saved;
+    REQUIRE_FALSE(saved.embedding.empty());
+    auto r = m.update(g1, saved.id, std::nullopt, std::nullopt, std::nullopt);
+    CHECK(r.status == update_status::updated);
+    CHECK(r.updated == saved);
+    r = m.update(g1, saved.id, std::string_view("Bob plays go"), std::nullopt, std::nullopt);
+    CHECK(r.updated.content == "Bob plays go");
+    CHECK(r.updated.user_id == "qq:1");
+    CHECK(r.updated.tags == std::vector<std::string>{"hobby", "game"});
+    CHECK(r.updated.embedding != saved.embedding);
+    CHECK(r.updated.created_at == saved.created_at);
+    r = m.update(g1, saved.id, std::nullopt, std::string_view(""), std::vector<std::string>{});
+    CHECK(r.updated.user_id.empty());
+    CHECK(r.updated.tags.empty());
+    CHECK(m.update(g1, "deadbeef", std::string_view("x"), std::nullopt, std::nullopt).status == update_status::not_found);
+    CHECK(m.update(g1, saved.id, std::string_view("   "), std::nullopt, std::nullopt).status == update_status::empty);
+    CHECK(m.get(g1, saved.id)->content == "Bob plays go");
+    // The index follows: the old word scores only by vector similarity (<= 40), the new one by keyword too.
+    const auto chess = m.search(g1, "chess");
+    REQUIRE(chess.size() == 1);
+    CHECK(chess[0].score <= 40.0);
+    const auto go = m.search(g1, "go");
+    REQUIRE(go.size() == 1);
+    CHECK(go[0].score > 10.0);
+}
+
+TEST_CASE("search: everything newest first without a query; scored, filtered, limited with one", "[memory][search]") {
+    ram_backend b;
+    manual_clock clock;
+    plain_manager m(b, quiet_options(), {}, {}, clock);
+    const auto a = m.save(g1, "Carol likes coffee", "", {"drink"}).saved;
+    const auto c = m.save(g1, "Dave likes tea").saved;
+    const auto d = m.save(g1, "Coffee machine is broken", "", {"office", "coffee"}).saved;
+    const auto all = m.search(g1, "");
+    REQUIRE(all.size() == 3);
+    CHECK(all[0].item.id == d.id);  // same clock: insertion order is still kept by the timestamps
+    CHECK(all[2].item.id == a.id);
+    const auto hits = m.search(g1, "coffee");
+    REQUIRE(hits.size() == 2);
+    CHECK(hits[0].item.id == d.id);  // content +10, tag "coffee" +20
+    CHECK(hits[0].score == 30);
+    CHECK(hits[1].score == 10);
+    CHECK(m.search(g1, "coffee", 1).size() == 1);
+    CHECK(m.search(g1, "nothing matches").empty());
+    CHECK(m.search(g1, "likes").size() == 2);  // substring of the content, not only a token
+    (void)c;
+}
+
+TEST_CASE("embeddings: a bonus when present, keywords only when the embedder fails, backfilled later", "[memory][embed]") {
+    ram_backend b;
+    scripted_embedder emb;
+    memory_manager<ram_backend, scripted_embedder, dice_similarity, manual_clock> m(b, quiet_options(), emb);
+    *emb.available = false;
+    const auto r = m.save(g1, "Erin uses vim");
+    REQUIRE(r.status == save_status::saved);  // silently keyword-only
+    CHECK(r.saved.embedding.empty());
+    const auto plain = m.search(g1, "vim");
+    REQUIRE(plain.size() == 1);
+    CHECK(plain[0].score == 10);
+    *emb.available = true;
+    CHECK(m.backfill(10) == 1);
+    CHECK_FALSE(m.get(g1, r.saved.id)->embedding.empty());
+    CHECK_FALSE(b.load(g1)[0].embedding.empty());  // stored too
+    const auto boosted = m.search(g1, "vim");
+    REQUIRE(boosted.size() == 1);
+    CHECK(boosted[0].score > 10);
+    CHECK(boosted[0].score <= 50);
+    CHECK(m.backfill(10) == 0);
+}
+
+TEST_CASE("auto-inject: at most 3 entries, about 1500 runes, a header that asks for corrections", "[memory][inject]") {
+    ram_backend b;
+    plain_manager m(b, quiet_options());
+    for (int i = 0; i < 6; ++i) m.save(g1, "咖啡 fact " + std::to_string(i) + " " + std::string(900, static_cast<char>('a' + i)));
+    const std::string block = m.inject_block(g1, std::string(5000, 'x') + " 咖啡?");
+    CHECK(block.rfind(std::string(plain_manager::default_inject_header), 0) == 0);
+    CHECK(block.find("memory_update") != std::string::npos);
+    std::size_t lines = 0;
+    for (std::size_t at = block.find("\n- ["); at != std::string::npos; at = block.find("\n- [", at + 1)) ++lines;
+    CHECK(lines >= 1);
+    CHECK(lines <= 3);
+    CHECK(ania::text::rune_count(block) <= 1500);
+    CHECK(m.inject_block(g1, "nothing relevant here").empty());
+}
+
+TEST_CASE("tools: definitions, bound scope, clear errors for malformed arguments", "[memory][tools]") {
+    ram_backend b;
+    plain_manager m(b, quiet_options());
+    const auto tools = make_tools(m, g1);
+    REQUIRE(tools.size() == 4);
+    CHECK(tools[0].name == "memory_save");
+    CHECK(tools[3].name == "memory_forget");
+    const json def = tools[0].definition();
+    CHECK(def.at("type") == "function");
+    CHECK(def.at("function").at("parameters").at("required") == json::array({"content"}));
+    CHECK(def.at("function").at("parameters").at("properties").at("tags").at("items").at("type") == "string");
+    const auto call = [&](std::size_t t, std::string_view args) { return tools[t].handler(args); };
+    CHECK(call(0, "{not json").find("参数无效") != std::string::npos);
+    CHECK(call(0, "[1]").find("expected a JSON object") != std::string::npos);
+    CHECK(call(0, R"({})").find("content is required") != std::string::npos);
+    CHECK(call(0, R"({"content":5})").find("content must be a string") != std::string::npos);
+    CHECK(call(0, R"({"content":"x","tags":"work"})").find("tags must be an array of strings") != std::string::npos);
+    CHECK(call(0, R"({"content":"x","tags":[1,2]})").find("tags must be an array of strings") != std::string::npos);
+    CHECK(call(1, R"({"limit":-3})").find("limit must be a positive integer") != std::string::npos);
+    CHECK(call(2, R"({"content":"x"})").find("id is required") != std::string::npos);
+    CHECK(call(3, std::string(100000, '[')).find("参数无效") != std::string::npos);  // nesting bomb
+    CHECK(m.list(g1).empty());
+    const std::string saved = call(0, R"({"content":"Frank lives in Paris","user_id":"qq:9","tags":["city"]})");
+    CHECK(saved.find("已保存记忆") != std::string::npos);
+    const std::string id = m.list(g1).at(0).id;
+    CHECK(call(1, R"({"query":"paris"})").find(id) != std::string::npos);
+    CHECK(call(1, "").find(id) != std::string::npos);  // no arguments: everything
+    CHECK(call(2, R"({"id":")" + id + R"(","content":"Frank lives in Lyon"})").find("Lyon") != std::string::npos);
+    CHECK(call(3, R"({"id":")" + id + R"("})").find("已删除") != std::string::npos);
+    CHECK(call(3, R"({"id":")" + id + R"("})").find("找不到") != std::string::npos);
+    const auto en = make_tools(m, g1, english_tool_replies());
+    CHECK(en[0].handler(R"({"content":"   "})") == "Error: the memory content is empty.");
+}
+
+TEST_CASE("tools of one scope never read, edit or delete another scope's entries (property)", "[memory][tools][property]") {
+    ram_backend b;
+    plain_manager m(b, quiet_options());
+    const std::vector<scope> scopes = {scope::from("g:1"), scope::from("g:2"), scope::from("f:3")};
+    std::vector<std::vector<ania::tool>> tools;
+    for (const auto& s : scopes) tools.push_back(make_tools(m, s));
+    std::mt19937 rng(11);
+    std::map<std::string, std::set<std::string>> owned;  // scope -> ids it created
+    std::vector<std::string> all_ids;
+    for (int step = 0; step < 600; ++step) {
+        const std::size_t who = rng() % scopes.size();
+        const std::string marker = "scope" + std::to_string(who) + " secret " + std::to_string(step);
+        switch (rng() % 4) {
+        case 0: tools[who][0].handler(json{{"content", marker}}.dump()); break;
+        case 1: {
+            const std::string out = tools[who][1].handler(R"({"limit":50})");
+            for (std::size_t other = 0; other < scopes.size(); ++other)
+                if (other != who) CHECK(out.find("scope" + std::to_string(other) + " secret") == std::string::npos);
+            break;
+        }
+        case 2:
+            if (!all_ids.empty()) tools[who][2].handler(json{{"id", all_ids[rng() % all_ids.size()]}, {"content", marker}}.dump());
+            break;
+        default:
+            if (!all_ids.empty()) tools[who][3].handler(json{{"id", all_ids[rng() % all_ids.size()]}}.dump());
+        }
+        all_ids.clear();
+        for (std::size_t k = 0; k < scopes.size(); ++k)
+            for (const auto& e : m.list(scopes[k])) {
+                all_ids.push_back(e.id);
+                // Whatever tool touched it, an entry holds only text written by its own scope's tools.
+                INFO(e.content);
+                CHECK(e.content.rfind("scope" + std::to_string(k) + " ", 0) == 0);
+            }
+    }
+}
+
+TEST_CASE("bad input: invalid UTF-8, 1 MB content, hostile tags and ids", "[memory][bad-input]") {
+    ram_backend b;
+    plain_manager m(b, quiet_options());
+    auto r = m.save(g1, "bad \xFF\xFE bytes", "qq:\xC0", {"t\xFF"});
+    REQUIRE(r.status == save_status::saved);
+    CHECK(ania::text::is_valid_utf8(r.saved.content));
+    CHECK(ania::text::is_valid_utf8(r.saved.user_id));
+    CHECK(ania::text::is_valid_utf8(r.saved.tags.at(0)));
+    r = m.save(g1, std::string(1 << 20, 'm'));
+    REQUIRE(r.status == save_status::saved);
+    CHECK(r.saved.content.size() == 2000);
+    r = m.save(g1, "tags that look like paths", "", {"../../etc/passwd", "'; DROP TABLE ania_memory; --"});
+    CHECK(m.get(g1, r.saved.id)->tags.at(1) == "'; DROP TABLE ania_memory; --");
+    CHECK_FALSE(m.get(g1, "../../x"));
+    CHECK_FALSE(m.forget(g1, "' OR '1'='1"));
+    CHECK(m.list(g1).size() == 3);
+}
+
+TEST_CASE("admin source: validated scopes, explicit errors", "[memory][admin]") {
+    ram_backend b;
+    plain_manager m(b, quiet_options());
+    admin_source<plain_manager> admin(m);
+    const entry e = admin.create("g:100", "Grace is the admin", "qq:5", {"role"});
+    CHECK(admin.get("g:100", e.id).content == "Grace is the admin");
+    CHECK(admin.list("g:100").size() == 1);
+    CHECK(admin.scopes() == std::vector<std::string>{"g:100"});
+    CHECK(admin.update("g:100", e.id, std::string_view("Grace is the owner"), std::nullopt, std::nullopt).content == "Grace is the owner");
+    CHECK_THROWS_WITH(admin.list("g:100' OR 1=1"), Catch::Contains("invalid memory scope"));
+    CHECK_THROWS_WITH(admin.get("x:1", e.id), Catch::Contains("invalid memory scope"));
+    CHECK_THROWS_WITH(admin.get("g:101", e.id), Catch::Contains("not found"));  // the id lives in g:100 only
+    CHECK_THROWS_WITH(admin.create("g:100", "  "), Catch::Contains("content is empty"));
+    CHECK_THROWS_WITH(admin.create("g:100", "grace is the OWNER"), Catch::Contains("identical memory exists"));
+    CHECK_THROWS_WITH(admin.remove("g:100", "00000000"), Catch::Contains("not found"));
+    admin.remove("g:100", e.id);
+    CHECK(admin.list("g:100").empty());
+}
+
+#ifdef ANIA_TEST_SQLITE
+TEST_CASE("sqlite backend: the exact columns, persisted across reopen, fixed-width time order", "[memory][sqlite]") {
+    ania_test::temp_dir dir;
+    const std::string path = dir.file("memory.db");
+    std::string id;
+    {
+        sqlite_backend b(path);
+        REQUIRE(b.enabled());
+        scripted_embedder emb;
+        memory_manager<sqlite_backend, scripted_embedder> m(b, quiet_options(), emb);
+        id = m.save(g1, "Heidi speaks 日本語", "qq:3", {"lang", "日本"}).saved.id;
+        m.save(g1, "second");
+        m.save(g2, "other scope");
+    }
+    sqlite_backend b(path);
+    memory_manager<sqlite_backend> m(b, quiet_options());
+    const auto all = m.list(g1);
+    REQUIRE(all.size() == 2);
+    CHECK(all[0].id == id);
+    CHECK(all[0].tags == std::vector<std::string>{"lang", "日本"});
+    CHECK(all[0].embedding.size() == 16);
+    CHECK(all[0].created_at < all[1].created_at);
+    CHECK(m.scopes() == std::vector<std::string>{"g:1", "g:2"});
+    sqlite3* db = nullptr;
+    sqlite3_open(path.c_str(), &db);
+    sqlite3_stmt* st = nullptr;
+    sqlite3_prepare_v2(db, "PRAGMA table_info(ania_memory)", -1, &st, nullptr);
+    std::vector<std::string> cols;
+    while (sqlite3_step(st) == SQLITE_ROW) cols.emplace_back(reinterpret_cast<const char*>(sqlite3_column_text(st, 1)));
+    sqlite3_finalize(st);
+    CHECK(cols == std::vector<std::string>{"scope", "id", "user_id", "content", "tags", "emb", "created_at"});
+    sqlite3_prepare_v2(db, "SELECT tags, created_at FROM ania_memory WHERE id = ?1", -1, &st, nullptr);
+    sqlite3_bind_text(st, 1, id.c_str(), -1, SQLITE_TRANSIENT);
+    REQUIRE(sqlite3_step(st) == SQLITE_ROW);
+    CHECK(std::string(reinterpret_cast<const char*>(sqlite3_column_text(st, 0))) == R"(["lang","日本"])");
+    CHECK(std::string(reinterpret_cast<const char*>(sqlite3_column_text(st, 1))).size() == 30);
+    sqlite3_finalize(st);
+    sqlite3_close(db);
+}
+
+TEST_CASE("sqlite backend: an unusable database disables memory as a whole", "[memory][sqlite]") {
+    ania_test::temp_dir dir;
+    const std::string path = dir.file("garbage.db");
+    std::ofstream(path, std::ios::binary) << std::string(8192, 'Z');
+    std::vector<std::string> logged;
+    ania::sqlite_store_options opt;
+    opt.log = [&](ania::log_level, std::string_view t) { logged.emplace_back(t); };
+    sqlite_backend b(path, opt);
+    CHECK_FALSE(b.enabled());
+    REQUIRE_FALSE(logged.empty());
+    CHECK(logged[0].find("DISABLED") != std::string::npos);
+    memory_manager<sqlite_backend> m(b, quiet_options());
+    CHECK_FALSE(m.enabled());
+    CHECK(make_tools(m, g1).empty());  // no tools registered
+    CHECK(m.save(g1, "x").status == save_status::disabled);
+    CHECK(m.search(g1, "x").empty());
+}
+#endif
