@@ -18,6 +18,10 @@
 #include <utility>
 #include <vector>
 
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
+
 #include <ania/detail/timestamp.hpp>
 #include <ania/log.hpp>
 #include <ania/memory/entry.hpp>
@@ -96,16 +100,89 @@ struct pair_filter {
             if ((term.bits[w] & ~bits[w]) != 0) return false;
         return true;
     }
+    /// The set bits of a term's filter, so that testing an entry costs one check per pair of the term.
+    [[nodiscard]] std::vector<std::pair<std::uint8_t, std::uint64_t>> sparse() const {
+        std::vector<std::pair<std::uint8_t, std::uint64_t>> out;
+        for (std::size_t w = 0; w < bits.size(); ++w)
+            if (bits[w]) out.emplace_back(static_cast<std::uint8_t>(w), bits[w]);
+        return out;
+    }
+    [[nodiscard]] bool has(const std::vector<std::pair<std::uint8_t, std::uint64_t>>& term) const noexcept {
+        for (const auto& [w, mask] : term)
+            if ((mask & ~bits[w]) != 0) return false;
+        return true;
+    }
 };
 
 struct indexed_entry {
     std::vector<std::uint32_t> tokens;   // token ids, each once
+    // Keyword search: a CJK term (a bigram or one rune) is a substring of a text exactly when the text's CJK
+    // runs contain it, i.e. when it is one of the text's bigrams or runes. These are their ids.
+    std::vector<std::uint32_t> cjk_contains;           // of the content, each once
+    std::vector<std::uint32_t> cjk_tag_contains;       // of each tag, once per tag holding it
     std::vector<std::uint32_t> numbers;  // ids of all-digit tokens, sorted
     std::string lowered;                 // content, lower-cased
     std::vector<std::string> lowered_tags;
     std::string normalized;              // for exact duplicates
     pair_filter content_pairs, tag_pairs;
     float norm = 0;                      // of the embedding
+};
+
+/// Token text -> dense id. Open addressing over one byte arena: indexing a scope looks up every token of
+/// every entry, and std::unordered_map's node chasing dominated that.
+class token_dictionary {
+public:
+    [[nodiscard]] std::size_t size() const noexcept { return spans_.size(); }
+
+    [[nodiscard]] std::optional<std::uint32_t> find(std::string_view s) const noexcept {
+        if (slots_.empty()) return std::nullopt;
+        const std::size_t mask = slots_.size() - 1;
+        for (std::size_t i = hash(s) & mask;; i = (i + 1) & mask) {
+            const std::uint32_t v = slots_[i];
+            if (v == 0) return std::nullopt;
+            if (text_of(v - 1) == s) return v - 1;
+        }
+    }
+    std::uint32_t intern(std::string_view s) {
+        if ((spans_.size() + 1) * 2 > slots_.size()) grow();
+        const std::size_t mask = slots_.size() - 1;
+        for (std::size_t i = hash(s) & mask;; i = (i + 1) & mask) {
+            const std::uint32_t v = slots_[i];
+            if (v == 0) {
+                const auto id = static_cast<std::uint32_t>(spans_.size());
+                spans_.emplace_back(static_cast<std::uint32_t>(arena_.size()), static_cast<std::uint32_t>(s.size()));
+                arena_.append(s);
+                slots_[i] = id + 1;
+                return id;
+            }
+            if (text_of(v - 1) == s) return v - 1;
+        }
+    }
+
+private:
+    static std::size_t hash(std::string_view s) noexcept {  // FNV-1a, then a final mix
+        std::uint64_t h = 1469598103934665603ULL;
+        for (const char c : s) h = (h ^ static_cast<unsigned char>(c)) * 1099511628211ULL;
+        h ^= h >> 29;
+        return static_cast<std::size_t>(h * 0xBF58476D1CE4E5B9ULL >> 16);
+    }
+    [[nodiscard]] std::string_view text_of(std::uint32_t id) const noexcept {
+        return std::string_view(arena_).substr(spans_[id].first, spans_[id].second);
+    }
+    void grow() {
+        std::vector<std::uint32_t> next(slots_.empty() ? 1024 : slots_.size() * 2, 0);
+        const std::size_t mask = next.size() - 1;
+        for (std::uint32_t id = 0; id < spans_.size(); ++id) {
+            std::size_t i = hash(text_of(id)) & mask;
+            while (next[i] != 0) i = (i + 1) & mask;
+            next[i] = id + 1;
+        }
+        slots_ = std::move(next);
+    }
+
+    std::string arena_;
+    std::vector<std::pair<std::uint32_t, std::uint32_t>> spans_;  // offset, length
+    std::vector<std::uint32_t> slots_;                            // id + 1; 0 = empty
 };
 
 inline bool all_digits(std::string_view t) noexcept {
@@ -115,16 +192,43 @@ inline bool all_digits(std::string_view t) noexcept {
     return true;
 }
 
-inline float dot(const std::vector<float>& a, const std::vector<float>& b) noexcept {
+inline float dot_portable(const float* a, const float* b, std::size_t n) noexcept {
     // Eight independent sums so that the compiler can vectorise without -ffast-math.
     float s[8] = {};
-    const std::size_t n = a.size();
     std::size_t i = 0;
     for (; i + 8 <= n; i += 8)
         for (std::size_t k = 0; k < 8; ++k) s[k] += a[i + k] * b[i + k];
     float total = ((s[0] + s[1]) + (s[2] + s[3])) + ((s[4] + s[5]) + (s[6] + s[7]));
     for (; i < n; ++i) total += a[i] * b[i];
     return total;
+}
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+/// AVX2 + FMA, 32 floats a step (compiled for those, called only where the CPU has them).
+__attribute__((target("avx2,fma"))) inline float dot_avx2(const float* a, const float* b, std::size_t n) noexcept {
+    __m256 s0 = _mm256_setzero_ps(), s1 = _mm256_setzero_ps(), s2 = _mm256_setzero_ps(), s3 = _mm256_setzero_ps();
+    std::size_t i = 0;
+    for (; i + 32 <= n; i += 32) {
+        s0 = _mm256_fmadd_ps(_mm256_loadu_ps(a + i), _mm256_loadu_ps(b + i), s0);
+        s1 = _mm256_fmadd_ps(_mm256_loadu_ps(a + i + 8), _mm256_loadu_ps(b + i + 8), s1);
+        s2 = _mm256_fmadd_ps(_mm256_loadu_ps(a + i + 16), _mm256_loadu_ps(b + i + 16), s2);
+        s3 = _mm256_fmadd_ps(_mm256_loadu_ps(a + i + 24), _mm256_loadu_ps(b + i + 24), s3);
+    }
+    const __m256 sum = _mm256_add_ps(_mm256_add_ps(s0, s1), _mm256_add_ps(s2, s3));
+    alignas(32) float lanes[8];
+    _mm256_store_ps(lanes, sum);
+    float total = ((lanes[0] + lanes[1]) + (lanes[2] + lanes[3])) + ((lanes[4] + lanes[5]) + (lanes[6] + lanes[7]));
+    return total + dot_portable(a + i, b + i, n - i);
+}
+#endif
+
+inline float dot(const std::vector<float>& a, const std::vector<float>& b) noexcept {
+    const std::size_t n = std::min(a.size(), b.size());
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+    static const bool fast = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+    if (fast) return dot_avx2(a.data(), b.data(), n);
+#endif
+    return dot_portable(a.data(), b.data(), n);
 }
 
 } // namespace detail
@@ -312,6 +416,13 @@ public:
         if (i == npos) return std::nullopt;
         return si.entries[i];
     }
+    /// Entries in the scope (loading and indexing it if needed).
+    std::size_t size(const scope& s) {
+        if (!enabled()) return 0;
+        std::lock_guard lock(mutex_);
+        return index_of(s).entries.size();
+    }
+
     /// Scopes that hold memories (from the backend).
     std::vector<std::string> scopes() const { return enabled() ? backend_.scopes() : std::vector<std::string>{}; }
 
@@ -393,6 +504,8 @@ private:
         std::vector<entry> entries;              // oldest first
         std::vector<detail::indexed_entry> idx;  // parallel to entries
         std::vector<std::vector<std::uint32_t>> postings;  // token id -> positions, ascending
+        std::vector<std::vector<std::uint32_t>> cjk_content;  // CJK bigram/rune id -> positions containing it
+        std::vector<std::vector<std::uint32_t>> cjk_tags;     // ... -> one position per tag containing it
         std::string last_timestamp;
     };
 
@@ -411,18 +524,8 @@ private:
 
     static float norm_of(const std::vector<float>& v) noexcept { return std::sqrt(detail::dot(v, v)); }
 
-    std::uint32_t token_id(std::string_view tok) {
-        const auto it = dictionary_.find(tok);
-        if (it != dictionary_.end()) return it->second;
-        const auto id = static_cast<std::uint32_t>(dictionary_.size());
-        dictionary_.emplace(std::string(tok), id);
-        return id;
-    }
-    [[nodiscard]] std::optional<std::uint32_t> known_token(std::string_view tok) const {
-        const auto it = dictionary_.find(tok);
-        if (it == dictionary_.end()) return std::nullopt;
-        return it->second;
-    }
+    std::uint32_t token_id(std::string_view tok) { return dictionary_.intern(tok); }
+    [[nodiscard]] std::optional<std::uint32_t> known_token(std::string_view tok) const { return dictionary_.find(tok); }
 
     detail::indexed_entry make_index(const entry& e) {
         detail::indexed_entry x;
@@ -438,13 +541,37 @@ private:
         });
         next_epoch();
         std::sort(x.numbers.begin(), x.numbers.end());
+        add_cjk_ids(x.lowered, x.cjk_contains);
+        next_epoch();
         x.content_pairs.add(x.lowered);
         for (const auto& t : e.tags) {
             x.lowered_tags.push_back(lower(t));
             x.tag_pairs.add(x.lowered_tags.back());
+            add_cjk_ids(x.lowered_tags.back(), x.cjk_tag_contains);
+            next_epoch();
         }
         x.norm = norm_of(e.embedding);
         return x;
+    }
+
+    /// Appends (once each, within the current epoch) the ids of every CJK bigram and rune of `low`.
+    void add_cjk_ids(std::string_view low, std::vector<std::uint32_t>& out) {
+        std::size_t pos = 0, prev = std::string_view::npos;
+        while (pos < low.size()) {
+            const auto r = text::decode_rune(low, pos);
+            if (r.valid && is_cjk(r.value)) {
+                const std::uint32_t one = token_id(low.substr(pos, r.length));
+                if (mark(one)) out.push_back(one);
+                if (prev != std::string_view::npos) {
+                    const std::uint32_t two = token_id(low.substr(prev, pos + r.length - prev));
+                    if (mark(two)) out.push_back(two);
+                }
+                prev = pos;
+            } else {
+                prev = std::string_view::npos;
+            }
+            pos += r.length;
+        }
     }
 
     // Dedup of token ids without a set: a stamp per id, bumped once per text.
@@ -465,17 +592,25 @@ private:
         si.idx.push_back(make_index(e));
         si.entries.push_back(e);
         const auto pos = static_cast<std::uint32_t>(si.entries.size() - 1);
-        for (const std::uint32_t t : si.idx.back().tokens) {
-            if (si.postings.size() <= t) si.postings.resize(dictionary_.size());
-            si.postings[t].push_back(pos);
-        }
+        const auto put = [&](std::vector<std::vector<std::uint32_t>>& lists, std::uint32_t t) {
+            if (lists.size() <= t) lists.resize(dictionary_.size());
+            lists[t].push_back(pos);
+        };
+        for (const std::uint32_t t : si.idx.back().tokens) put(si.postings, t);
+        for (const std::uint32_t t : si.idx.back().cjk_contains) put(si.cjk_content, t);
+        for (const std::uint32_t t : si.idx.back().cjk_tag_contains) put(si.cjk_tags, t);
         if (e.created_at > si.last_timestamp) si.last_timestamp = e.created_at;
     }
 
     void rebuild_postings(scope_index& si) {
         si.postings.assign(dictionary_.size(), {});
-        for (std::uint32_t i = 0; i < si.idx.size(); ++i)
+        si.cjk_content.assign(dictionary_.size(), {});
+        si.cjk_tags.assign(dictionary_.size(), {});
+        for (std::uint32_t i = 0; i < si.idx.size(); ++i) {
             for (const std::uint32_t t : si.idx[i].tokens) si.postings[t].push_back(i);
+            for (const std::uint32_t t : si.idx[i].cjk_contains) si.cjk_content[t].push_back(i);
+            for (const std::uint32_t t : si.idx[i].cjk_tag_contains) si.cjk_tags[t].push_back(i);
+        }
     }
 
     scope_index& index_of(const scope& s) {
@@ -587,30 +722,41 @@ private:
         for_each_token_lowered(low, [&](std::string_view t) {
             if (std::find(terms.begin(), terms.end(), t) == terms.end()) terms.push_back(t);
         });
-        std::vector<detail::pair_filter> filters(terms.size());
-        for (std::size_t k = 0; k < terms.size(); ++k) filters[k].add(terms[k]);
-        std::vector<double> out(si.entries.size(), 0.0);
-        const float qnorm = qvec.empty() ? 0.0f : norm_of(qvec);
-        for (std::size_t i = 0; i < si.entries.size(); ++i) {
-            const detail::indexed_entry& x = si.idx[i];
-            double score = 0;
-            for (std::size_t k = 0; k < terms.size(); ++k) {
-                if (x.content_pairs.may_contain(filters[k]) && x.lowered.find(terms[k]) != std::string::npos) score += 10;
-                if (!x.lowered_tags.empty() && x.tag_pairs.may_contain(filters[k]))
-                    for (const std::string& tag : x.lowered_tags)
-                        if (tag.find(terms[k]) != std::string::npos) score += 20;
+        const std::size_t n = si.entries.size();
+        std::vector<double> out(n, 0.0);
+        for (const std::string_view term : terms) {
+            if (is_cjk(text::decode_rune(term, 0).value)) {
+                // CJK terms: the containment index is exact (see indexed_entry).
+                const auto id = known_token(term);
+                if (!id) continue;  // no entry's text has it
+                if (*id < si.cjk_content.size())
+                    for (const std::uint32_t pos : si.cjk_content[*id]) out[pos] += 10;
+                if (*id < si.cjk_tags.size())
+                    for (const std::uint32_t pos : si.cjk_tags[*id]) out[pos] += 20;
+                continue;
             }
-            const auto& v = si.entries[i].embedding;
-            if (qnorm > 0 && x.norm > 0 && v.size() == qvec.size()) score += 40.0 * detail::dot(qvec, v) / (qnorm * x.norm);
-            out[i] = score;
+            // Word terms may sit inside longer words ("file" in "profile"): a pair filter, then a real search.
+            detail::pair_filter f;
+            f.add(term);
+            const auto bits = f.sparse();
+            for (std::size_t i = 0; i < n; ++i) {
+                const detail::indexed_entry& x = si.idx[i];
+                if (x.content_pairs.has(bits) && x.lowered.find(term) != std::string::npos) out[i] += 10;
+                if (!x.lowered_tags.empty() && x.tag_pairs.has(bits))
+                    for (const std::string& tag : x.lowered_tags)
+                        if (tag.find(term) != std::string::npos) out[i] += 20;
+            }
+        }
+        if (!qvec.empty()) {
+            const float qnorm = norm_of(qvec);
+            for (std::size_t i = 0; i < n; ++i) {
+                const auto& v = si.entries[i].embedding;
+                if (qnorm > 0 && si.idx[i].norm > 0 && v.size() == qvec.size())
+                    out[i] += 40.0 * detail::dot(qvec, v) / (qnorm * si.idx[i].norm);
+            }
         }
         return out;
     }
-
-    struct string_hash {
-        using is_transparent = void;
-        std::size_t operator()(std::string_view s) const noexcept { return std::hash<std::string_view>{}(s); }
-    };
 
     Backend& backend_;
     manager_options opt_;
@@ -620,7 +766,7 @@ private:
     std::mutex mutex_;
     std::mt19937_64 rng_;
     std::map<std::string, scope_index, std::less<>> scopes_;
-    std::unordered_map<std::string, std::uint32_t, string_hash, std::equal_to<>> dictionary_;
+    detail::token_dictionary dictionary_;
     std::vector<std::uint32_t> stamp_;
     std::uint32_t epoch_ = 1;
 };

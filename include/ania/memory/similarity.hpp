@@ -30,15 +30,18 @@ struct dice_similarity {
     }
 };
 
-/// Beyond the spec (opt-in): Dice weighted by inverse document frequency within the scope, so that the
-/// template words many memories share ("生日是", "喜欢", "works at") weigh little and names and rare words
-/// weigh much; and texts whose numbers differ (two birthdays, two phone numbers) are not duplicates.
+/// Beyond the spec (opt-in): Dice weighted by squared inverse document frequency within the scope, so that
+/// the template words many memories share ("生日是", "喜欢", "works at") weigh little and names and rare
+/// words weigh much; and texts whose numbers differ (two birthdays, two phone numbers) score lower.
+/// On the shared candidates (tests/unit/memory.cpp, "precision and recall"): precision 0.723 and recall 0.723
+/// where Dice at 0.55 has 0.706 and 0.689; threshold 0.5 trades recall for precision (0.794 / 0.662).
 struct idf_similarity {
-    double threshold = 0.5;
-    double numbers_differ_factor = 0.5;  ///< score multiplier when both texts hold different numbers
+    double threshold = 0.4;
+    double numbers_differ_factor = 0.7;  ///< score multiplier when both texts hold different numbers
     static constexpr bool weighted = true;
     [[nodiscard]] static double weight(std::size_t df, std::size_t n) noexcept {
-        return std::log((static_cast<double>(n) + 1.0) / (static_cast<double>(df) + 0.5)) + 0.1;
+        const double idf = std::log((static_cast<double>(n) + 1.0) / (static_cast<double>(df) + 0.5));
+        return idf * idf + 0.1;
     }
     [[nodiscard]] double score(double inter, double wa, double wb, bool numbers_differ) const noexcept {
         const double d = wa + wb > 0 ? 2.0 * inter / (wa + wb) : 0.0;
