@@ -12,6 +12,7 @@
 #include <mutex>
 #include <optional>
 #include <random>
+#include <span>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -136,53 +137,87 @@ public:
 
     [[nodiscard]] std::optional<std::uint32_t> find(std::string_view s) const noexcept {
         if (slots_.empty()) return std::nullopt;
+        const std::uint64_t h = hash(s);
+        const auto tag = static_cast<std::uint32_t>(h >> 32);
         const std::size_t mask = slots_.size() - 1;
-        for (std::size_t i = hash(s) & mask;; i = (i + 1) & mask) {
-            const std::uint32_t v = slots_[i];
-            if (v == 0) return std::nullopt;
-            if (text_of(v - 1) == s) return v - 1;
+        for (std::size_t i = h & mask;; i = (i + 1) & mask) {
+            const slot& sl = slots_[i];
+            if (sl.id == 0) return std::nullopt;
+            if (sl.tag == tag && text_of(sl.id - 1) == s) return sl.id - 1;
         }
     }
     std::uint32_t intern(std::string_view s) {
         if ((spans_.size() + 1) * 2 > slots_.size()) grow();
+        const std::uint64_t h = hash(s);
+        const auto tag = static_cast<std::uint32_t>(h >> 32);
         const std::size_t mask = slots_.size() - 1;
-        for (std::size_t i = hash(s) & mask;; i = (i + 1) & mask) {
-            const std::uint32_t v = slots_[i];
-            if (v == 0) {
+        for (std::size_t i = h & mask;; i = (i + 1) & mask) {
+            slot& sl = slots_[i];
+            if (sl.id == 0) {
                 const auto id = static_cast<std::uint32_t>(spans_.size());
-                spans_.emplace_back(static_cast<std::uint32_t>(arena_.size()), static_cast<std::uint32_t>(s.size()));
+                spans_.push_back({static_cast<std::uint32_t>(arena_.size()), static_cast<std::uint32_t>(s.size()), tag});
                 arena_.append(s);
-                slots_[i] = id + 1;
+                sl = {tag, id + 1};
                 return id;
             }
-            if (text_of(v - 1) == s) return v - 1;
+            if (sl.tag == tag && text_of(sl.id - 1) == s) return sl.id - 1;
         }
     }
 
 private:
-    static std::size_t hash(std::string_view s) noexcept {  // FNV-1a, then a final mix
+    struct slot {
+        std::uint32_t tag = 0;  // high half of the hash: most mismatches never compare text
+        std::uint32_t id = 0;   // id + 1; 0 = empty
+    };
+    struct span {
+        std::uint32_t offset, length, tag;
+    };
+    static std::uint64_t hash(std::string_view s) noexcept {  // FNV-1a, then a final mix
         std::uint64_t h = 1469598103934665603ULL;
         for (const char c : s) h = (h ^ static_cast<unsigned char>(c)) * 1099511628211ULL;
-        h ^= h >> 29;
-        return static_cast<std::size_t>(h * 0xBF58476D1CE4E5B9ULL >> 16);
+        h ^= h >> 31;
+        h *= 0xBF58476D1CE4E5B9ULL;
+        return h ^ (h >> 29);
     }
     [[nodiscard]] std::string_view text_of(std::uint32_t id) const noexcept {
-        return std::string_view(arena_).substr(spans_[id].first, spans_[id].second);
+        return std::string_view(arena_).substr(spans_[id].offset, spans_[id].length);
     }
     void grow() {
-        std::vector<std::uint32_t> next(slots_.empty() ? 1024 : slots_.size() * 2, 0);
+        std::vector<slot> next(slots_.empty() ? 1024 : slots_.size() * 2);
         const std::size_t mask = next.size() - 1;
         for (std::uint32_t id = 0; id < spans_.size(); ++id) {
             std::size_t i = hash(text_of(id)) & mask;
-            while (next[i] != 0) i = (i + 1) & mask;
-            next[i] = id + 1;
+            while (next[i].id != 0) i = (i + 1) & mask;
+            next[i] = {spans_[id].tag, id + 1};
         }
         slots_ = std::move(next);
     }
 
     std::string arena_;
-    std::vector<std::pair<std::uint32_t, std::uint32_t>> spans_;  // offset, length
-    std::vector<std::uint32_t> slots_;                            // id + 1; 0 = empty
+    std::vector<span> spans_;
+    std::vector<slot> slots_;
+};
+
+/// Posting lists of a whole scope in two arrays (compressed rows): one allocation instead of one per token.
+struct postings_table {
+    std::vector<std::uint32_t> offsets;  // token id -> start in items; size = dictionary size + 1
+    std::vector<std::uint32_t> items;    // entry positions, ascending within a token
+
+    [[nodiscard]] std::span<const std::uint32_t> of(std::uint32_t token) const noexcept {
+        if (static_cast<std::size_t>(token) + 1 >= offsets.size()) return {};
+        return {items.data() + offsets[token], offsets[token + 1] - offsets[token]};
+    }
+    template <class Entries, class Member>
+    void build(std::size_t dictionary_size, const Entries& entries, Member member) {
+        offsets.assign(dictionary_size + 1, 0);
+        for (const auto& e : entries)
+            for (const std::uint32_t t : e.*member) ++offsets[t + 1];
+        for (std::size_t t = 0; t < dictionary_size; ++t) offsets[t + 1] += offsets[t];
+        items.resize(offsets[dictionary_size]);
+        std::vector<std::uint32_t> cursor(offsets.begin(), offsets.end() - 1);
+        for (std::uint32_t pos = 0; pos < entries.size(); ++pos)
+            for (const std::uint32_t t : entries[pos].*member) items[cursor[t]++] = pos;
+    }
 };
 
 inline bool all_digits(std::string_view t) noexcept {
@@ -503,9 +538,11 @@ private:
     struct scope_index {
         std::vector<entry> entries;              // oldest first
         std::vector<detail::indexed_entry> idx;  // parallel to entries
-        std::vector<std::vector<std::uint32_t>> postings;  // token id -> positions, ascending
-        std::vector<std::vector<std::uint32_t>> cjk_content;  // CJK bigram/rune id -> positions containing it
-        std::vector<std::vector<std::uint32_t>> cjk_tags;     // ... -> one position per tag containing it
+        // Rebuilt from the cached token ids (never by re-tokenising) before the next query after a change.
+        detail::postings_table postings;     // token id -> positions, ascending
+        detail::postings_table cjk_content;  // CJK bigram/rune id -> positions containing it
+        detail::postings_table cjk_tags;     // ... -> one position per tag containing it
+        bool postings_dirty = true;
         std::string last_timestamp;
     };
 
@@ -592,25 +629,18 @@ private:
         si.idx.push_back(make_index(e));
         si.entries.push_back(e);
         const auto pos = static_cast<std::uint32_t>(si.entries.size() - 1);
-        const auto put = [&](std::vector<std::vector<std::uint32_t>>& lists, std::uint32_t t) {
-            if (lists.size() <= t) lists.resize(dictionary_.size());
-            lists[t].push_back(pos);
-        };
-        for (const std::uint32_t t : si.idx.back().tokens) put(si.postings, t);
-        for (const std::uint32_t t : si.idx.back().cjk_contains) put(si.cjk_content, t);
-        for (const std::uint32_t t : si.idx.back().cjk_tag_contains) put(si.cjk_tags, t);
+        si.postings_dirty = true;
         if (e.created_at > si.last_timestamp) si.last_timestamp = e.created_at;
     }
 
-    void rebuild_postings(scope_index& si) {
-        si.postings.assign(dictionary_.size(), {});
-        si.cjk_content.assign(dictionary_.size(), {});
-        si.cjk_tags.assign(dictionary_.size(), {});
-        for (std::uint32_t i = 0; i < si.idx.size(); ++i) {
-            for (const std::uint32_t t : si.idx[i].tokens) si.postings[t].push_back(i);
-            for (const std::uint32_t t : si.idx[i].cjk_contains) si.cjk_content[t].push_back(i);
-            for (const std::uint32_t t : si.idx[i].cjk_tag_contains) si.cjk_tags[t].push_back(i);
-        }
+    void rebuild_postings(scope_index& si) { si.postings_dirty = true; }
+
+    void ensure_postings(scope_index& si) {
+        if (!si.postings_dirty) return;
+        si.postings.build(dictionary_.size(), si.idx, &detail::indexed_entry::tokens);
+        si.cjk_content.build(dictionary_.size(), si.idx, &detail::indexed_entry::cjk_contains);
+        si.cjk_tags.build(dictionary_.size(), si.idx, &detail::indexed_entry::cjk_tag_contains);
+        si.postings_dirty = false;
     }
 
     scope_index& index_of(const scope& s) {
@@ -618,6 +648,7 @@ private:
         if (it != scopes_.end()) return it->second;
         scope_index si;
         for (entry& e : backend_.load(s)) add_locked(si, e);
+        ensure_postings(si);
         return scopes_.emplace(s.str(), std::move(si)).first->second;
     }
 
@@ -656,7 +687,8 @@ private:
         return ts;
     }
 
-    near_duplicate_report near_duplicate_locked(const scope_index& si, std::string_view content) {
+    near_duplicate_report near_duplicate_locked(scope_index& si, std::string_view content) {
+        ensure_postings(si);
         near_duplicate_report rep;
         const std::size_t n = si.entries.size();
         if (n == 0) return rep;
@@ -686,12 +718,11 @@ private:
 
         std::vector<double> inter(n, 0.0), wb(n, 0.0);
         double wa = 0;
-        const auto df = [&](std::uint32_t t) { return t < si.postings.size() ? si.postings[t].size() : 0; };
+        const auto df = [&](std::uint32_t t) { return si.postings.of(t).size(); };
         for (const std::uint32_t t : known) {
             const double w = sim_.weight(df(t), n);
             wa += w;
-            if (t < si.postings.size())
-                for (const std::uint32_t pos : si.postings[t]) inter[pos] += w;
+            for (const std::uint32_t pos : si.postings.of(t)) inter[pos] += w;
         }
         wa += static_cast<double>(unknown.size()) * sim_.weight(0, n);
         for (std::size_t i = 0; i < n; ++i) {
@@ -716,7 +747,8 @@ private:
         return rep;
     }
 
-    std::vector<double> score_locked(const scope_index& si, std::string_view query, const std::vector<float>& qvec) {
+    std::vector<double> score_locked(scope_index& si, std::string_view query, const std::vector<float>& qvec) {
+        ensure_postings(si);
         const std::string low = lower(query);
         std::vector<std::string_view> terms;
         for_each_token_lowered(low, [&](std::string_view t) {
@@ -729,10 +761,8 @@ private:
                 // CJK terms: the containment index is exact (see indexed_entry).
                 const auto id = known_token(term);
                 if (!id) continue;  // no entry's text has it
-                if (*id < si.cjk_content.size())
-                    for (const std::uint32_t pos : si.cjk_content[*id]) out[pos] += 10;
-                if (*id < si.cjk_tags.size())
-                    for (const std::uint32_t pos : si.cjk_tags[*id]) out[pos] += 20;
+                for (const std::uint32_t pos : si.cjk_content.of(*id)) out[pos] += 10;
+                for (const std::uint32_t pos : si.cjk_tags.of(*id)) out[pos] += 20;
                 continue;
             }
             // Word terms may sit inside longer words ("file" in "profile"): a pair filter, then a real search.

@@ -61,6 +61,18 @@ namespace ania::memory {
     out.reserve(s.size());
     std::size_t pos = 0;
     while (pos < s.size()) {
+        const auto b = static_cast<unsigned char>(s[pos]);
+        if (b < 0x80) {  // ASCII: no decoding
+            out.push_back(static_cast<char>(b >= 'A' && b <= 'Z' ? b + 32 : b));
+            ++pos;
+            continue;
+        }
+        if (b >= 0xE3 && b <= 0xE9 && pos + 2 < s.size() && (static_cast<unsigned char>(s[pos + 1]) & 0xC0) == 0x80 &&
+            (static_cast<unsigned char>(s[pos + 2]) & 0xC0) == 0x80) {  // U+3000..U+9FFF (CJK): lower-casing is the identity
+            out.append(s.data() + pos, 3);
+            pos += 3;
+            continue;
+        }
         const auto r = text::decode_rune(s, pos);
         if (!r.valid) out.append(s.substr(pos, r.length));
         else if (r.value < 0x80) out.push_back(static_cast<char>(to_lower(r.value)));
