@@ -628,7 +628,6 @@ private:
     void add_locked(scope_index& si, const entry& e) {
         si.idx.push_back(make_index(e));
         si.entries.push_back(e);
-        const auto pos = static_cast<std::uint32_t>(si.entries.size() - 1);
         si.postings_dirty = true;
         if (e.created_at > si.last_timestamp) si.last_timestamp = e.created_at;
     }
