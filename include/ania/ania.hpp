@@ -33,3 +33,4 @@
 #include <ania/memory/manager.hpp>
 #include <ania/memory/tools.hpp>
 #include <ania/memory/admin.hpp>
+#include <ania/memory/backfill.hpp>

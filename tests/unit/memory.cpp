@@ -6,10 +6,12 @@
 #include <random>
 #include <fstream>
 #include <set>
+#include <thread>
 
 #include <ania/detail/timestamp.hpp>
 
 #include <ania/memory/admin.hpp>
+#include <ania/memory/backfill.hpp>
 #include <ania/memory/manager.hpp>
 #include <ania/memory/ram_backend.hpp>
 #include <ania/memory/tools.hpp>
@@ -154,7 +156,7 @@ struct scripted_embedder {
 };
 static_assert(embedder<scripted_embedder>);
 
-using plain_manager = memory_manager<ram_backend, no_embedder, dice_similarity, manual_clock>;
+using plain_manager = memory_manager<ram_backend, no_embedder, cjk_bigram_tokenizer, manual_clock>;
 
 const scope g1 = scope::from("g:1");
 const scope g2 = scope::from("g:2");
@@ -257,7 +259,7 @@ TEST_CASE("save: id collisions are retried, never overwritten", "[memory][save]"
 TEST_CASE("update: absent fields kept, empty ones cleared, content change re-embeds, created_at kept", "[memory][update]") {
     ram_backend b;
     scripted_embedder emb;
-    memory_manager<ram_backend, scripted_embedder, dice_similarity, manual_clock> m(b, quiet_options(), emb);
+    memory_manager<ram_backend, scripted_embedder, cjk_bigram_tokenizer, manual_clock> m(b, quiet_options(), emb);
     const auto saved = m.save(g1, "Bob plays chess", "qq:1", {"hobby", "game"}).saved;
     REQUIRE_FALSE(saved.embedding.empty());
     auto r = m.update(g1, saved.id, std::nullopt, std::nullopt, std::nullopt);
@@ -309,7 +311,7 @@ TEST_CASE("search: everything newest first without a query; scored, filtered, li
 TEST_CASE("embeddings: a bonus when present, keywords only when the embedder fails, backfilled later", "[memory][embed]") {
     ram_backend b;
     scripted_embedder emb;
-    memory_manager<ram_backend, scripted_embedder, dice_similarity, manual_clock> m(b, quiet_options(), emb);
+    memory_manager<ram_backend, scripted_embedder, cjk_bigram_tokenizer, manual_clock> m(b, quiet_options(), emb);
     *emb.available = false;
     const auto r = m.save(g1, "Erin uses vim");
     REQUIRE(r.status == save_status::saved);  // silently keyword-only
@@ -326,6 +328,29 @@ TEST_CASE("embeddings: a bonus when present, keywords only when the embedder fai
     CHECK(boosted[0].score > 10);
     CHECK(boosted[0].score <= 50);
     CHECK(m.backfill(10) == 0);
+}
+
+TEST_CASE("the background backfill embeds a backlog a few entries per round", "[memory][embed]") {
+    ram_backend b;
+    scripted_embedder emb;
+    memory_manager<ram_backend, scripted_embedder, cjk_bigram_tokenizer, manual_clock> m(b, quiet_options(), emb);
+    *emb.available = false;
+    for (int i = 0; i < 7; ++i) m.save(g1, "entry without vector " + std::to_string(i * 1009));
+    *emb.available = true;
+    {
+        embedding_backfill<decltype(m)> worker(m, std::chrono::milliseconds(5), 2);
+        for (int wait = 0; wait < 2000 && worker.embedded() < 7; ++wait) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+        CHECK(worker.embedded() == 7);
+        CHECK(worker.rounds() >= 4);  // 2 per round: rate-limited
+    }
+    for (const auto& e : m.list(g1)) CHECK(e.embedding.size() == 16);
+}
+
+TEST_CASE("manager options come from the configuration", "[memory][config]") {
+    const auto o = manager_options::from(ania::parse_config(R"({"memory":{"max_entries":50,"max_content_runes":100}})"));
+    CHECK(o.max_entries == 50);
+    CHECK(o.max_content_runes == 100);
+    CHECK(manager_options::from(ania::config{}).max_entries == 200);
 }
 
 TEST_CASE("auto-inject: at most 3 entries, about 1500 runes, a header that asks for corrections", "[memory][inject]") {
@@ -521,7 +546,7 @@ struct quality {
 template <class Similarity>
 quality measure(Similarity sim) {
     golden_memories g;
-    memory_manager<ram_backend, no_embedder, Similarity> m(g.backend, quiet_options(), {}, sim);
+    memory_manager<ram_backend, no_embedder, cjk_bigram_tokenizer, system_wall_clock, Similarity> m(g.backend, quiet_options(), {}, {}, {}, sim);
     quality q;
     for (const auto& line : ania_test::load_lines("candidates")) {
         const json c = ania::parse_json(line);

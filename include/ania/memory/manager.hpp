@@ -23,6 +23,7 @@
 #include <immintrin.h>
 #endif
 
+#include <ania/config.hpp>
 #include <ania/detail/timestamp.hpp>
 #include <ania/log.hpp>
 #include <ania/memory/entry.hpp>
@@ -42,6 +43,14 @@ struct manager_options {
     std::size_t max_search_limit = 50;
     std::uint64_t seed = 0;               ///< id generator seed; 0 = from std::random_device
     log_sink log = stderr_log_sink();
+
+    /// memory.max_entries and memory.max_content_runes from the configuration.
+    [[nodiscard]] static manager_options from(const config& c) {
+        manager_options o;
+        o.max_entries = static_cast<std::size_t>(c.memory.max_entries);
+        o.max_content_runes = static_cast<std::size_t>(c.memory.max_content_runes);
+        return o;
+    }
 };
 
 /// One entry and how alike it is to something.
@@ -273,13 +282,16 @@ inline float dot(const std::vector<float>& a, const std::vector<float>& b) noexc
 /// the near-duplicate check nor keyword search re-tokenises the scope. Scopes are loaded on first use.
 /// Thread-safe: one mutex; the embedder is called outside it. The backend must outlive the manager.
 template <memory_backend Backend = ram_backend, embedder Embedder = no_embedder,
-          similarity_policy Similarity = dice_similarity, wall_clock Clock = system_wall_clock>
+          memory_tokenizer Tokenizer = cjk_bigram_tokenizer, wall_clock Clock = system_wall_clock,
+          similarity_policy Similarity = dice_similarity>
 class memory_manager {
 public:
     using backend_type = Backend;
 
-    explicit memory_manager(Backend& backend, manager_options opt = {}, Embedder emb = {}, Similarity sim = {}, Clock clock = {})
-        : backend_(backend), opt_(std::move(opt)), embedder_(std::move(emb)), sim_(std::move(sim)), clock_(std::move(clock)),
+    explicit memory_manager(Backend& backend, manager_options opt = {}, Embedder emb = {}, Tokenizer tok = {}, Clock clock = {},
+                            Similarity sim = {})
+        : backend_(backend), opt_(std::move(opt)), embedder_(std::move(emb)), tokenizer_(std::move(tok)),
+          clock_(std::move(clock)), sim_(std::move(sim)),
           rng_(opt_.seed ? opt_.seed : std::random_device{}()) {
         if (!backend_.enabled())
             log_to(opt_.log, log_level::error, "memory: the backend is unavailable, long-term memory is disabled");
@@ -569,7 +581,7 @@ private:
         x.lowered = lower(e.content);
         x.normalized = normalize_for_dedup(e.content);
         // The golden semantics tokenise the whitespace-folded text; folding never changes tokens.
-        for_each_token_lowered(x.lowered, [&](std::string_view t) {
+        tokenizer_(x.lowered, [&](std::string_view t) {
             const std::uint32_t id = token_id(t);
             if (mark(id)) {
                 x.tokens.push_back(id);
@@ -697,7 +709,7 @@ private:
         std::vector<std::uint32_t> known;
         std::vector<std::string_view> unknown;
         std::vector<std::uint32_t> cand_numbers;
-        for_each_token_lowered(low, [&](std::string_view t) {
+        tokenizer_(low, [&](std::string_view t) {
             if (const auto id = known_token(t)) {
                 if (mark(*id)) {
                     known.push_back(*id);
@@ -750,14 +762,14 @@ private:
         ensure_postings(si);
         const std::string low = lower(query);
         std::vector<std::string_view> terms;
-        for_each_token_lowered(low, [&](std::string_view t) {
+        tokenizer_(low, [&](std::string_view t) {
             if (std::find(terms.begin(), terms.end(), t) == terms.end()) terms.push_back(t);
         });
         const std::size_t n = si.entries.size();
         std::vector<double> out(n, 0.0);
         for (const std::string_view term : terms) {
-            if (is_cjk(text::decode_rune(term, 0).value)) {
-                // CJK terms: the containment index is exact (see indexed_entry).
+            if (is_cjk(text::decode_rune(term, 0).value) && text::rune_count(term) <= 2 && all_cjk(term)) {
+                // CJK bigrams and runes: the containment index is exact (see indexed_entry).
                 const auto id = known_token(term);
                 if (!id) continue;  // no entry's text has it
                 for (const std::uint32_t pos : si.cjk_content.of(*id)) out[pos] += 10;
@@ -787,11 +799,21 @@ private:
         return out;
     }
 
+    static bool all_cjk(std::string_view t) noexcept {
+        for (std::size_t pos = 0; pos < t.size();) {
+            const auto r = text::decode_rune(t, pos);
+            if (!r.valid || !is_cjk(r.value)) return false;
+            pos += r.length;
+        }
+        return true;
+    }
+
     Backend& backend_;
     manager_options opt_;
     Embedder embedder_;
-    Similarity sim_;
+    Tokenizer tokenizer_;
     Clock clock_;
+    Similarity sim_;
     std::mutex mutex_;
     std::mt19937_64 rng_;
     std::map<std::string, scope_index, std::less<>> scopes_;

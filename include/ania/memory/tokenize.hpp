@@ -150,6 +150,21 @@ void for_each_token(std::string_view s, Emit&& emit) {
     for_each_token_lowered(low, emit);
 }
 
+/// A tokenizer policy for memory: called with lower-cased text, emits string_views into it (repeats allowed).
+template <class T>
+concept memory_tokenizer = requires(const T& t, std::string_view lowered, void (*emit)(std::string_view)) {
+    t(lowered, emit);
+};
+
+/// The reference tokenizer (see for_each_token): words, CJK bigrams, single runes of short CJK runs.
+struct cjk_bigram_tokenizer {
+    template <class Emit>
+    void operator()(std::string_view lowered, Emit&& emit) const {
+        for_each_token_lowered(lowered, emit);
+    }
+};
+static_assert(memory_tokenizer<cjk_bigram_tokenizer>);
+
 /// The token set of `s`, in first-occurrence order.
 [[nodiscard]] inline std::vector<std::string> tokenize(std::string_view s) {
     std::vector<std::string> out;
