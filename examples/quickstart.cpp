@@ -8,6 +8,7 @@
 #include <vector>
 
 #include <ania/ania.hpp>
+#include <ania/memory/sqlite_backend.hpp>
 #include <ania/store/sqlite_store.hpp>
 
 #include "scripted_model.hpp"
@@ -37,14 +38,23 @@ int main(int argc, char** argv) {
         ania::llm_summary<example::scripted_model>(example::scripted_model{})};
     ania::sqlite_store store(db_path);  // WAL, synchronous=FULL, quick_check at open
     if (!store.enabled()) std::printf("persistence disabled (see the log line above): in-memory only\n");
+    ania::background_writer<ania::sqlite_store> writer(store);  // a /stop cannot lose a turn
 
-    // Restart: load what an earlier run stored; the repair pass makes it acceptable to the API.
-    std::vector<ania::message> loaded = store.load(session);
-    const auto repaired = ania::repair_transcript(loaded);
-    window.assign(std::move(loaded));
+    // Long-term memory in the same file, and its four tools bound to this group's scope.
+    ania::memory::sqlite_backend memories(db_path);
+    ania::memory::memory_manager<ania::memory::sqlite_backend> memory(memories, ania::memory::manager_options::from(cfg));
+    const std::vector<ania::tool> tools = ania::memory::make_tools(memory, ania::memory::scope::from(session));
+    const auto run_tool = [&](const ania::tool_call& call) {
+        for (const ania::tool& t : tools)
+            if (t.name == call.name) return t.handler(call.arguments);
+        return std::string("错误：未知工具 ") + call.name;
+    };
+
+    // Restart: load what an earlier run stored, repaired so that the API accepts it.
+    window.assign(ania::load_history(store, session));
     window.set_last_prompt_tokens(window.estimated_tokens());  // no request measured it yet: estimate
-    std::printf("loaded %zu messages from %s%s; compression above %lld tokens\n", window.size(), db_path.c_str(),
-                repaired.changed() ? " (repaired)" : "", static_cast<long long>(window.threshold()));
+    std::printf("loaded %zu messages and %zu memories from %s; compression above %lld tokens\n", window.size(),
+                memory.size(ania::memory::scope::from(session)), db_path.c_str(), static_cast<long long>(window.threshold()));
 
     example::scripted_model model;
     const ania::message system = ania::message::system("你是 Ania，一个群聊机器人。回答要简洁。");
@@ -57,7 +67,7 @@ int main(int argc, char** argv) {
     for (const std::string& text : user_turns) {
         ania::turn_stats stats;
         // Before the round: compress if the last request's context passed ratio x max_context_tokens.
-        const auto c = ania::maybe_compress(window, compressor, store, session, stats);
+        const auto c = ania::maybe_compress(window, compressor, writer, session, stats);  // replace() via the writer
         if (c.status == ania::compress_status::compressed)
             std::printf("  [compress] %zu messages -> %zu, spent %lld tokens\n", c.before, c.after,
                         static_cast<long long>(c.used.total_tokens.value_or(0)));
@@ -74,15 +84,15 @@ int main(int argc, char** argv) {
             request.push_back(std::move(reply.reply));
             show("assistant", request.back());
             if (!request.back().has_tool_calls()) break;
-            for (const ania::tool_call& call : request.back().tool_calls) {
-                request.push_back(ania::message::tool_result(call.id, R"({"hits":["小明喜欢美式咖啡，不加糖"]})"));
+            const std::vector<ania::tool_call> calls = request.back().tool_calls;
+            for (const ania::tool_call& call : calls) {
+                request.push_back(ania::message::tool_result(call.id, run_tool(call)));
                 show("tool", request.back());
             }
         }
-        // Persist the turn: the suffix from its user message (user, tool chain, reply), appended.
-        const std::span<const ania::message> turn(request.begin() + static_cast<std::ptrdiff_t>(turn_start), request.end());
-        store.append(session, turn);
-        window.append(turn);
+        // Persist the turn (the suffix from its user message: user, tool chain, reply) in the background.
+        writer.append(session, ania::persisted_turn(request, turn_start));
+        window.append(std::span<const ania::message>(request).subspan(turn_start));
         window.record_request(stats);  // the last call's prompt tokens, not the sum over the tool rounds
         std::printf("  [stats]   %s\n", ania::to_json(stats).dump().c_str());
     }
@@ -98,7 +108,8 @@ int main(int argc, char** argv) {
     ania::repair_transcript(cut);
     show("repaired", cut.back());
 
-    std::printf("%s holds %zu messages for %s; run again to continue the conversation\n", db_path.c_str(),
-                store.load(session).size(), session.c_str());
+    writer.flush();
+    std::printf("%s holds %zu messages and %zu memories for %s; run again to continue the conversation\n",
+                db_path.c_str(), store.load(session).size(), memory.size(ania::memory::scope::from(session)), session.c_str());
     return 0;
 }

@@ -12,8 +12,8 @@
 
 namespace example {
 
-/// Rules: a compression request gets a summary; a question about the past ("还记得") first calls
-/// `memory_search`, then answers from the tool result; anything else is acknowledged. Usage is reported as
+/// Rules: a compression request gets a summary; "我喜欢…" calls `memory_save`; a question about the past
+/// ("还记得") calls `memory_search`, then answers from the tool result; anything else is acknowledged. Usage is reported as
 /// a server would: prompt tokens = the size of the whole request (estimated here as characters / 2).
 class scripted_model {
 public:
@@ -31,8 +31,16 @@ public:
                 ania::message::assistant_calls({{"call_" + std::to_string(++calls_), "function", "memory_search",
                                                  R"({"query":"咖啡"})", {}, {}}}),
                 used);
-        if (last.role == ania::role::tool)
-            return ania::completion::success(ania::message::assistant("记得！你喜欢美式咖啡，不加糖。"), used);
+        if (last.role == ania::role::user && text.find("我喜欢") != std::string::npos)
+            return ania::completion::success(
+                ania::message::assistant_calls({{"call_" + std::to_string(++calls_), "function", "memory_save",
+                                                 R"({"content":"小明喜欢美式咖啡，不加糖","user_id":"qq:1","tags":["偏好"]})", {}, {}}}),
+                used);
+        if (last.role == ania::role::tool) {
+            const bool found = last.text().rfind("找到", 0) == 0;  // memory_search found something
+            return ania::completion::success(
+                ania::message::assistant(found ? "记得！你喜欢美式咖啡，不加糖。" : "记下了。"), used);
+        }
         return ania::completion::success(
             ania::message::assistant("好的，收到：" + std::string(ania::text::truncate_runes(text, 24))), used);
     }

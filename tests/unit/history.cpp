@@ -93,6 +93,22 @@ TEST_CASE("load_history repairs what it loads and survives a failing store", "[h
     CHECK(logged.back().find("disk I/O error") != std::string::npos);
 }
 
+static_assert(ania::history_store<ania::background_writer<ania::memory_store>>);
+
+TEST_CASE("background writer: it is a history store, so maybe_compress's replace queues behind pending appends", "[history][writer]") {
+    struct slow : ania::memory_store {
+        void append(std::string_view s, std::span<const message> m) {
+            std::this_thread::sleep_for(std::chrono::milliseconds(20));
+            ania::memory_store::append(s, m);
+        }
+    } store;
+    ania::background_writer<slow> w(store);
+    const std::vector<message> turn = {message::user("u"), message::assistant("a")};
+    w.append("s", turn);  // still being written when the replace arrives
+    w.replace("s", std::vector<message>{message::user("summary")});
+    CHECK(w.load("s") == std::vector<message>{message::user("summary")});  // load waits for both, in order
+}
+
 TEST_CASE("background writer: order per session, flush, and drain on destruction", "[history][writer]") {
     ania::memory_store store;
     {
