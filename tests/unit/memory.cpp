@@ -583,3 +583,29 @@ TEST_CASE("near-duplicate policies: precision and recall by planted label", "[me
     CHECK(idf.recall() > dice.recall());
     CHECK(idf.by_label.at("near_heavy").first > dice.by_label.at("near_heavy").first);
 }
+
+TEST_CASE("the manager is safe to use from several threads", "[memory][threads]") {
+    ram_backend b;
+    auto opt = quiet_options();
+    opt.max_entries = 1000;
+    plain_manager m(b, opt);
+    std::vector<std::thread> threads;
+    for (int t = 0; t < 4; ++t)
+        threads.emplace_back([&, t] {
+            const scope own = scope::from("g:" + std::to_string(1000 + t));
+            for (int i = 0; i < 100; ++i) {
+                m.save(own, "thread " + std::to_string(t) + " fact " + std::to_string(i * 7919));
+                m.save(g1, "shared " + std::to_string(t) + " item " + std::to_string(i * 104729));
+                (void)m.search(g1, "shared item");
+                (void)m.search(own, "fact");
+            }
+        });
+    for (auto& th : threads) th.join();
+    for (int t = 0; t < 4; ++t) CHECK(m.list(scope::from("g:" + std::to_string(1000 + t))).size() == 100);
+    const auto shared = m.list(g1);
+    CHECK(shared.size() == 400);
+    std::set<std::string> ids;
+    for (const auto& e : shared) ids.insert(e.id);
+    CHECK(ids.size() == 400);
+    CHECK(b.load(g1).size() == 400);
+}

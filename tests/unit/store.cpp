@@ -123,3 +123,29 @@ TEST_CASE("sqlite store: a row that does not parse is skipped and logged, the ot
     CHECK(warnings.size() == 3);
 }
 #endif
+
+#include <thread>
+
+#ifdef ANIA_TEST_SQLITE
+#define ANIA_TEST_STORES ania::memory_store, ania::sqlite_store
+#else
+#define ANIA_TEST_STORES ania::memory_store
+#endif
+TEMPLATE_TEST_CASE("history store: several threads appending to one session lose nothing", "[store][threads]", ANIA_TEST_STORES) {
+    ania_test::store_fixture<TestType> fx;
+    auto store = fx.make();
+    std::vector<std::thread> threads;
+    for (int t = 0; t < 4; ++t)
+        threads.emplace_back([&, t] {
+            for (int i = 0; i < 50; ++i)
+                store->append("s", std::vector<ania::message>{ania::message::user(std::to_string(t) + ":" + std::to_string(i))});
+        });
+    for (auto& th : threads) th.join();
+    const auto h = store->load("s");
+    REQUIRE(h.size() == 200);
+    std::vector<int> next(4, 0);
+    for (const auto& m : h) {
+        const int t = m.content[0] - '0';
+        CHECK(m.content == std::to_string(t) + ":" + std::to_string(next[static_cast<std::size_t>(t)]++));
+    }
+}

@@ -444,7 +444,10 @@ public:
 
     /// The near-duplicate check alone (what save reports), for a text against the scope.
     near_duplicate_report near_duplicate(const scope& s, std::string_view content) {
-        const std::string text = clean_content(content);
+        std::string repaired;
+        std::string_view text = content;
+        if (!text::is_valid_utf8(text)) text = repaired = text::repair_utf8(content);  // copy only when needed
+        text = text::trim(text::truncate_runes(text::trim(text), opt_.max_content_runes));
         std::lock_guard lock(mutex_);
         return near_duplicate_locked(index_of(s), text);
     }
@@ -727,7 +730,8 @@ private:
         const bool cand_unknown_number = std::any_of(unknown.begin(), unknown.end(), detail::all_digits);
         const bool cand_has_numbers = cand_unknown_number || !cand_numbers.empty();
 
-        std::vector<double> inter(n, 0.0), wb(n, 0.0);
+        std::vector<double>& inter = scratch_inter_;  // reused: no allocation per check
+        inter.assign(n, 0.0);
         double wa = 0;
         const auto df = [&](std::uint32_t t) { return si.postings.of(t).size(); };
         for (const std::uint32_t t : known) {
@@ -737,18 +741,16 @@ private:
         }
         wa += static_cast<double>(unknown.size()) * sim_.weight(0, n);
         for (std::size_t i = 0; i < n; ++i) {
+            double wb;
             if constexpr (Similarity::weighted) {
-                double w = 0;
-                for (const std::uint32_t t : si.idx[i].tokens) w += sim_.weight(df(t), n);
-                wb[i] = w;
+                wb = 0;
+                for (const std::uint32_t t : si.idx[i].tokens) wb += sim_.weight(df(t), n);
             } else {
-                wb[i] = static_cast<double>(si.idx[i].tokens.size());
+                wb = static_cast<double>(si.idx[i].tokens.size());
             }
-        }
-        for (std::size_t i = 0; i < n; ++i) {
             const auto& nums = si.idx[i].numbers;
             const bool numbers_differ = cand_has_numbers && !nums.empty() && (cand_unknown_number || nums != cand_numbers);
-            const double score = sim_.score(inter[i], wa, wb[i], numbers_differ);
+            const double score = sim_.score(inter[i], wa, wb, numbers_differ);
             if (!rep.best || score > rep.best->score) rep.best = similar_entry{i, si.entries[i].id, score};
             if (score >= sim_.threshold) rep.similar.push_back({i, si.entries[i].id, score});
         }
@@ -818,6 +820,7 @@ private:
     std::mt19937_64 rng_;
     std::map<std::string, scope_index, std::less<>> scopes_;
     detail::token_dictionary dictionary_;
+    std::vector<double> scratch_inter_;
     std::vector<std::uint32_t> stamp_;
     std::uint32_t epoch_ = 1;
 };
