@@ -584,17 +584,21 @@ private:
         x.lowered = lower(e.content);
         x.normalized = normalize_for_dedup(e.content);
         // The golden semantics tokenise the whitespace-folded text; folding never changes tokens.
-        tokenizer_(x.lowered, [&](std::string_view t) {
-            const std::uint32_t id = token_id(t);
-            if (mark(id)) {
-                x.tokens.push_back(id);
-                if (detail::all_digits(t)) x.numbers.push_back(id);
-            }
-        });
-        next_epoch();
+        if constexpr (std::is_same_v<Tokenizer, cjk_bigram_tokenizer>) {
+            index_default_tokens(x);  // tokens and CJK containment in one pass: each bigram interned once
+        } else {
+            tokenizer_(x.lowered, [&](std::string_view t) {
+                const std::uint32_t id = token_id(t);
+                if (mark(id)) {
+                    x.tokens.push_back(id);
+                    if (detail::all_digits(t)) x.numbers.push_back(id);
+                }
+            });
+            next_epoch();
+            add_cjk_ids(x.lowered, x.cjk_contains);
+            next_epoch();
+        }
         std::sort(x.numbers.begin(), x.numbers.end());
-        add_cjk_ids(x.lowered, x.cjk_contains);
-        next_epoch();
         x.content_pairs.add(x.lowered);
         for (const auto& t : e.tags) {
             x.lowered_tags.push_back(lower(t));
@@ -604,6 +608,64 @@ private:
         }
         x.norm = norm_of(e.embedding);
         return x;
+    }
+
+    /// The reference tokenizer's tokens (see for_each_token_lowered) and the CJK containment ids of
+    /// x.lowered in a single pass; `stamp_` dedups the tokens, `contain_stamp_` the containment ids.
+    void index_default_tokens(detail::indexed_entry& x) {
+        const std::string_view t = x.lowered;
+        if (contain_stamp_.size() < stamp_.size()) contain_stamp_.resize(stamp_.size(), 0);
+        const auto contains = [&](std::uint32_t id) {
+            if (contain_stamp_.size() <= id) contain_stamp_.resize(std::max<std::size_t>(id + 1, contain_stamp_.size() * 2), 0);
+            if (contain_stamp_[id] != epoch_) {
+                contain_stamp_[id] = epoch_;
+                x.cjk_contains.push_back(id);
+            }
+        };
+        const auto token = [&](std::uint32_t id) {
+            if (mark(id)) x.tokens.push_back(id);
+        };
+        std::size_t pos = 0;
+        while (pos < t.size()) {
+            auto r = text::decode_rune(t, pos);
+            if (r.valid && is_cjk(r.value)) {
+                std::uint32_t singles[3];
+                std::size_t len = 0, prev = 0;
+                while (pos < t.size()) {
+                    r = text::decode_rune(t, pos);
+                    if (!r.valid || !is_cjk(r.value)) break;
+                    const std::uint32_t one = token_id(t.substr(pos, r.length));
+                    contains(one);
+                    if (len > 0) {
+                        const std::uint32_t two = token_id(t.substr(prev, pos + r.length - prev));
+                        contains(two);
+                        token(two);
+                    }
+                    if (len < 3) singles[len] = one;
+                    prev = pos;
+                    pos += r.length;
+                    ++len;
+                }
+                if (len <= 3)
+                    for (std::size_t i = 0; i < len; ++i) token(singles[i]);
+            } else if (r.valid && is_word_rune(r.value)) {
+                const std::size_t b = pos;
+                while (pos < t.size()) {
+                    r = text::decode_rune(t, pos);
+                    if (!r.valid || is_cjk(r.value) || !is_word_rune(r.value)) break;
+                    pos += r.length;
+                }
+                const std::string_view w = t.substr(b, pos - b);
+                const std::uint32_t id = token_id(w);
+                if (mark(id)) {
+                    x.tokens.push_back(id);
+                    if (detail::all_digits(w)) x.numbers.push_back(id);
+                }
+            } else {
+                pos += r.length;
+            }
+        }
+        next_epoch();
     }
 
     /// Appends (once each, within the current epoch) the ids of every CJK bigram and rune of `low`.
@@ -636,6 +698,7 @@ private:
     void next_epoch() {
         if (++epoch_ == 0) {
             std::fill(stamp_.begin(), stamp_.end(), 0);
+            std::fill(contain_stamp_.begin(), contain_stamp_.end(), 0);
             epoch_ = 1;
         }
     }
@@ -821,7 +884,7 @@ private:
     std::map<std::string, scope_index, std::less<>> scopes_;
     detail::token_dictionary dictionary_;
     std::vector<double> scratch_inter_;
-    std::vector<std::uint32_t> stamp_;
+    std::vector<std::uint32_t> stamp_, contain_stamp_;
     std::uint32_t epoch_ = 1;
 };
 
