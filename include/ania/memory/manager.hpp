@@ -769,8 +769,8 @@ private:
         near_duplicate_report rep;
         const std::size_t n = si.entries.size();
         if (n == 0) return rep;
-        const std::string folded = text::fold_whitespace(content);
-        const std::string low = lower(folded);
+        // Folding white space never changes tokens (white space only separates), so it is skipped here.
+        const std::string low = lower(content);
         // Candidate tokens: known ids (deduplicated by stamp) and unknown ones (counted only).
         std::vector<std::uint32_t> known;
         std::vector<std::string_view> unknown;
@@ -794,13 +794,22 @@ private:
         const bool cand_has_numbers = cand_unknown_number || !cand_numbers.empty();
 
         std::vector<double>& inter = scratch_inter_;  // reused: no allocation per check
-        inter.assign(n, 0.0);
         double wa = 0;
         const auto df = [&](std::uint32_t t) { return si.postings.of(t).size(); };
-        for (const std::uint32_t t : known) {
-            const double w = sim_.weight(df(t), n);
-            wa += w;
-            for (const std::uint32_t pos : si.postings.of(t)) inter[pos] += w;
+        if constexpr (Similarity::weighted) {
+            inter.assign(n, 0.0);
+            for (const std::uint32_t t : known) {
+                const double w = sim_.weight(df(t), n);
+                wa += w;
+                for (const std::uint32_t pos : si.postings.of(t)) inter[pos] += w;
+            }
+        } else {  // unit weights: count in integers, convert once
+            std::vector<std::uint32_t>& counts = scratch_counts_;
+            counts.assign(n, 0);
+            for (const std::uint32_t t : known)
+                for (const std::uint32_t pos : si.postings.of(t)) ++counts[pos];
+            wa = static_cast<double>(known.size());
+            inter.assign(counts.begin(), counts.end());
         }
         wa += static_cast<double>(unknown.size()) * sim_.weight(0, n);
         for (std::size_t i = 0; i < n; ++i) {
@@ -884,6 +893,7 @@ private:
     std::map<std::string, scope_index, std::less<>> scopes_;
     detail::token_dictionary dictionary_;
     std::vector<double> scratch_inter_;
+    std::vector<std::uint32_t> scratch_counts_;
     std::vector<std::uint32_t> stamp_, contain_stamp_;
     std::uint32_t epoch_ = 1;
 };
