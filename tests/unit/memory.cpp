@@ -83,6 +83,22 @@ TEST_CASE("the tokenizer follows the reference semantics", "[memory][tokenize]")
     CHECK(normalize_for_dedup("  Ｈｅｌｌｏ　 World ") == "hello world");
 }
 
+TEST_CASE("the dedup key is the hash of the normal form", "[memory][tokenize]") {
+    const auto fnv = [](std::string_view s) {
+        std::uint64_t h = 1469598103934665603ULL;
+        for (const char c : s) h = (h ^ static_cast<unsigned char>(c)) * 1099511628211ULL;
+        return h;
+    };
+    std::mt19937 rng(17);
+    const std::vector<std::string> pieces = {"A", "b", " ", "\t", "\xE3\x80\x80", "Ｚ", "ｑ", "中", "Ü", "\xFF", "😀", "  \n"};
+    for (int i = 0; i < 2000; ++i) {
+        std::string s;
+        for (int k = static_cast<int>(rng() % 12); k > 0; --k) s += pieces[rng() % pieces.size()];
+        INFO(s);
+        CHECK(dedup_key(s) == fnv(normalize_for_dedup(s)));
+    }
+}
+
 TEST_CASE("near-duplicate checks equal golden/dedup_golden.jsonl", "[memory][golden]") {
     golden_memories g;
     memory_manager<ram_backend> m(g.backend, quiet_options());

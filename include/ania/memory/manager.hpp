@@ -133,7 +133,7 @@ struct indexed_entry {
     std::vector<std::uint32_t> numbers;  // ids of all-digit tokens, sorted
     std::string lowered;                 // content, lower-cased
     std::vector<std::string> lowered_tags;
-    std::string normalized;              // for exact duplicates
+    std::uint64_t dedup = 0;             // dedup_key(content): exact duplicates, confirmed on a match
     pair_filter content_pairs, tag_pairs;
     float norm = 0;                      // of the embedding
 };
@@ -320,9 +320,9 @@ public:
         std::vector<float> vec = embed(text);
         std::lock_guard lock(mutex_);
         scope_index& si = index_of(s);
-        const std::string normalized = normalize_for_dedup(text);
+        const std::uint64_t key = dedup_key(text);
         for (std::size_t i = 0; i < si.entries.size(); ++i)
-            if (si.idx[i].normalized == normalized) {
+            if (si.idx[i].dedup == key && normalize_for_dedup(si.entries[i].content) == normalize_for_dedup(text)) {
                 r.status = save_status::exact_duplicate;
                 r.saved = si.entries[i];
                 return r;
@@ -582,7 +582,7 @@ private:
     detail::indexed_entry make_index(const entry& e) {
         detail::indexed_entry x;
         x.lowered = lower(e.content);
-        x.normalized = normalize_for_dedup(e.content);
+        x.dedup = dedup_key(e.content);
         // The golden semantics tokenise the whitespace-folded text; folding never changes tokens.
         if constexpr (std::is_same_v<Tokenizer, cjk_bigram_tokenizer>) {
             index_default_tokens(x);  // tokens and CJK containment in one pass: each bigram interned once

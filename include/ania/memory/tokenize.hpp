@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <unordered_set>
@@ -101,6 +102,47 @@ namespace ania::memory {
         pos += r.length;
     }
     return text::fold_whitespace(half);
+}
+
+/// A 64-bit hash of normalize_for_dedup(s), computed without building the string (equal texts give equal
+/// keys; a key match is confirmed by comparing the normal forms).
+[[nodiscard]] inline std::uint64_t dedup_key(std::string_view s) noexcept {
+    std::uint64_t h = 1469598103934665603ULL;
+    const auto put = [&](unsigned char c) { h = (h ^ c) * 1099511628211ULL; };
+    bool pending_space = false, any = false;
+    std::size_t pos = 0;
+    while (pos < s.size()) {
+        const auto r = text::decode_rune(s, pos);
+        char32_t c = r.value;
+        if (r.valid) {
+            if (c >= 0xFF01 && c <= 0xFF5E) c -= 0xFEE0;
+            else if (c == 0x3000) c = U' ';
+        }
+        if (r.valid && text::is_space(c)) {
+            pending_space = any;
+        } else {
+            if (pending_space) put(' ');
+            pending_space = false;
+            any = true;
+            if (!r.valid) {
+                for (std::size_t i = 0; i < r.length; ++i) put(static_cast<unsigned char>(s[pos + i]));
+            } else {
+                const char32_t l = to_lower(c);
+                if (l < 0x80) put(static_cast<unsigned char>(l));
+                else {
+                    char buf[4];
+                    std::size_t n = 0;
+                    if (l < 0x800) { buf[n++] = static_cast<char>(0xC0 | (l >> 6)); }
+                    else if (l < 0x10000) { buf[n++] = static_cast<char>(0xE0 | (l >> 12)); buf[n++] = static_cast<char>(0x80 | ((l >> 6) & 0x3F)); }
+                    else { buf[n++] = static_cast<char>(0xF0 | (l >> 18)); buf[n++] = static_cast<char>(0x80 | ((l >> 12) & 0x3F)); buf[n++] = static_cast<char>(0x80 | ((l >> 6) & 0x3F)); }
+                    buf[n++] = static_cast<char>(0x80 | (l & 0x3F));
+                    for (std::size_t i = 0; i < n; ++i) put(static_cast<unsigned char>(buf[i]));
+                }
+            }
+        }
+        pos += r.length;
+    }
+    return h;
 }
 
 /// Tokens of `s` in first-occurrence order, without repeats (the reference semantics of the shared data set):
