@@ -4,6 +4,7 @@
 
 #include <map>
 #include <random>
+#include <cstdio>
 #include <fstream>
 #include <set>
 #include <thread>
