@@ -577,6 +577,52 @@ private:
     static float norm_of(const std::vector<float>& v) noexcept { return std::sqrt(detail::dot(v, v)); }
 
     std::uint32_t token_id(std::string_view tok) { return dictionary_.intern(tok); }
+
+    /// The id of one CJK rune (its UTF-8 `bytes`), through a table indexed by code point: indexing looks
+    /// one up per CJK rune, and an array read is far cheaper than hashing the bytes.
+    std::uint32_t rune_id(char32_t cp, std::string_view bytes) {
+        if (cp >= rune_table_size) return token_id(bytes);
+        if (rune_ids_.empty()) rune_ids_.assign(rune_table_size, 0);
+        std::uint32_t& slot = rune_ids_[cp];
+        if (slot == 0) slot = token_id(bytes) + 1;
+        return slot - 1;
+    }
+    static constexpr char32_t rune_table_size = 0x30000;  // every CJK range of the tokenizer lies below
+
+    /// The id of a CJK bigram, through an integer-keyed table (two code points in one 64-bit key).
+    std::uint32_t bigram_id(char32_t a, char32_t b, std::string_view bytes) {
+        if ((bigram_used_ + 1) * 2 > bigram_keys_.size()) grow_bigrams();
+        const std::uint64_t key = (std::uint64_t{a} << 21 | b) + 1;  // + 1: 0 marks an empty slot
+        const std::size_t mask = bigram_keys_.size() - 1;
+        for (std::size_t i = mix(key) & mask;; i = (i + 1) & mask) {
+            if (bigram_keys_[i] == key) return bigram_ids_[i];
+            if (bigram_keys_[i] == 0) {
+                bigram_keys_[i] = key;
+                bigram_ids_[i] = token_id(bytes);
+                ++bigram_used_;
+                return bigram_ids_[i];
+            }
+        }
+    }
+    static std::size_t mix(std::uint64_t k) noexcept {
+        k ^= k >> 33;
+        k *= 0xFF51AFD7ED558CCDULL;
+        return static_cast<std::size_t>(k ^ (k >> 33));
+    }
+    void grow_bigrams() {
+        std::vector<std::uint64_t> keys(bigram_keys_.empty() ? 4096 : bigram_keys_.size() * 2, 0);
+        std::vector<std::uint32_t> ids(keys.size(), 0);
+        const std::size_t mask = keys.size() - 1;
+        for (std::size_t j = 0; j < bigram_keys_.size(); ++j) {
+            if (bigram_keys_[j] == 0) continue;
+            std::size_t i = mix(bigram_keys_[j]) & mask;
+            while (keys[i] != 0) i = (i + 1) & mask;
+            keys[i] = bigram_keys_[j];
+            ids[i] = bigram_ids_[j];
+        }
+        bigram_keys_ = std::move(keys);
+        bigram_ids_ = std::move(ids);
+    }
     [[nodiscard]] std::optional<std::uint32_t> known_token(std::string_view tok) const { return dictionary_.find(tok); }
 
     detail::indexed_entry make_index(const entry& e) {
@@ -631,18 +677,20 @@ private:
             if (r.valid && is_cjk(r.value)) {
                 std::uint32_t singles[3];
                 std::size_t len = 0, prev = 0;
+                char32_t prev_cp = 0;
                 while (pos < t.size()) {
                     r = text::decode_rune(t, pos);
                     if (!r.valid || !is_cjk(r.value)) break;
-                    const std::uint32_t one = token_id(t.substr(pos, r.length));
+                    const std::uint32_t one = rune_id(r.value, t.substr(pos, r.length));
                     contains(one);
                     if (len > 0) {
-                        const std::uint32_t two = token_id(t.substr(prev, pos + r.length - prev));
+                        const std::uint32_t two = bigram_id(prev_cp, r.value, t.substr(prev, pos + r.length - prev));
                         contains(two);
                         token(two);
                     }
                     if (len < 3) singles[len] = one;
                     prev = pos;
+                    prev_cp = r.value;
                     pos += r.length;
                     ++len;
                 }
@@ -674,7 +722,7 @@ private:
         while (pos < low.size()) {
             const auto r = text::decode_rune(low, pos);
             if (r.valid && is_cjk(r.value)) {
-                const std::uint32_t one = token_id(low.substr(pos, r.length));
+                const std::uint32_t one = rune_id(r.value, low.substr(pos, r.length));
                 if (mark(one)) out.push_back(one);
                 if (prev != std::string_view::npos) {
                     const std::uint32_t two = token_id(low.substr(prev, pos + r.length - prev));
@@ -895,6 +943,10 @@ private:
     std::vector<double> scratch_inter_;
     std::vector<std::uint32_t> scratch_counts_;
     std::vector<std::uint32_t> stamp_, contain_stamp_;
+    std::vector<std::uint32_t> rune_ids_;  // code point -> token id + 1 (0 = not seen); 768 KiB once used
+    std::vector<std::uint64_t> bigram_keys_;
+    std::vector<std::uint32_t> bigram_ids_;
+    std::size_t bigram_used_ = 0;
     std::uint32_t epoch_ = 1;
 };
 
