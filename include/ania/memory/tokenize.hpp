@@ -83,65 +83,54 @@ namespace ania::memory {
     return out;
 }
 
-/// The normal form for exact-duplicate detection: full-width ASCII to half-width (U+3000 to a space),
-/// lower-cased, white space trimmed and folded.
-[[nodiscard]] inline std::string normalize_for_dedup(std::string_view s) {
-    std::string half;
-    half.reserve(s.size());
-    std::size_t pos = 0;
-    while (pos < s.size()) {
-        const auto r = text::decode_rune(s, pos);
-        char32_t c = r.value;
-        if (r.valid) {
-            if (c >= 0xFF01 && c <= 0xFF5E) c -= 0xFEE0;
-            else if (c == 0x3000) c = U' ';
-            text::append_utf8(half, to_lower(c));
-        } else {
-            half.append(s.substr(pos, r.length));
-        }
-        pos += r.length;
-    }
-    return text::fold_whitespace(half);
+/// The rune mapping of exact-duplicate detection: full-width ASCII to half-width, U+3000 to a space, lower-cased.
+[[nodiscard]] constexpr char32_t dedup_fold(char32_t c) noexcept {
+    if (c >= 0xFF01 && c <= 0xFF5E) c -= 0xFEE0;
+    else if (c == 0x3000) c = U' ';
+    return to_lower(c);
 }
 
-/// A 64-bit hash of normalize_for_dedup(s), computed without building the string (equal texts give equal
-/// keys; a key match is confirmed by comparing the normal forms).
-[[nodiscard]] inline std::uint64_t dedup_key(std::string_view s) noexcept {
-    std::uint64_t h = 1469598103934665603ULL;
-    const auto put = [&](unsigned char c) { h = (h ^ c) * 1099511628211ULL; };
+/// Calls `put(std::string_view)` with the pieces of the dedup normal form of `s`: dedup_fold on every rune,
+/// white space trimmed and folded to one space, invalid sequences kept as they are.
+template <class Put>
+void for_each_dedup_piece(std::string_view s, Put&& put) {
     bool pending_space = false, any = false;
     std::size_t pos = 0;
     while (pos < s.size()) {
         const auto r = text::decode_rune(s, pos);
-        char32_t c = r.value;
-        if (r.valid) {
-            if (c >= 0xFF01 && c <= 0xFF5E) c -= 0xFEE0;
-            else if (c == 0x3000) c = U' ';
-        }
+        const char32_t c = r.valid ? dedup_fold(r.value) : r.value;
         if (r.valid && text::is_space(c)) {
             pending_space = any;
         } else {
-            if (pending_space) put(' ');
+            if (pending_space) put(std::string_view(" "));
             pending_space = false;
             any = true;
             if (!r.valid) {
-                for (std::size_t i = 0; i < r.length; ++i) put(static_cast<unsigned char>(s[pos + i]));
+                put(s.substr(pos, r.length));
             } else {
-                const char32_t l = to_lower(c);
-                if (l < 0x80) put(static_cast<unsigned char>(l));
-                else {
-                    char buf[4];
-                    std::size_t n = 0;
-                    if (l < 0x800) { buf[n++] = static_cast<char>(0xC0 | (l >> 6)); }
-                    else if (l < 0x10000) { buf[n++] = static_cast<char>(0xE0 | (l >> 12)); buf[n++] = static_cast<char>(0x80 | ((l >> 6) & 0x3F)); }
-                    else { buf[n++] = static_cast<char>(0xF0 | (l >> 18)); buf[n++] = static_cast<char>(0x80 | ((l >> 12) & 0x3F)); buf[n++] = static_cast<char>(0x80 | ((l >> 6) & 0x3F)); }
-                    buf[n++] = static_cast<char>(0x80 | (l & 0x3F));
-                    for (std::size_t i = 0; i < n; ++i) put(static_cast<unsigned char>(buf[i]));
-                }
+                char buf[4];
+                put(std::string_view(buf, text::encode_utf8(c, buf)));
             }
         }
         pos += r.length;
     }
+}
+
+/// The normal form for exact-duplicate detection (see for_each_dedup_piece).
+[[nodiscard]] inline std::string normalize_for_dedup(std::string_view s) {
+    std::string out;
+    out.reserve(s.size());
+    for_each_dedup_piece(s, [&](std::string_view piece) { out.append(piece); });
+    return out;
+}
+
+/// A 64-bit hash (FNV-1a) of normalize_for_dedup(s), computed without building the string (equal texts give
+/// equal keys; a key match is confirmed by comparing the normal forms).
+[[nodiscard]] inline std::uint64_t dedup_key(std::string_view s) noexcept {
+    std::uint64_t h = 1469598103934665603ULL;
+    for_each_dedup_piece(s, [&](std::string_view piece) {
+        for (const char c : piece) h = (h ^ static_cast<unsigned char>(c)) * 1099511628211ULL;
+    });
     return h;
 }
 
