@@ -698,11 +698,7 @@ private:
                     for (std::size_t i = 0; i < len; ++i) token(singles[i]);
             } else if (r.valid && is_word_rune(r.value)) {
                 const std::size_t b = pos;
-                while (pos < t.size()) {
-                    r = text::decode_rune(t, pos);
-                    if (!r.valid || is_cjk(r.value) || !is_word_rune(r.value)) break;
-                    pos += r.length;
-                }
+                pos = word_run_end(t, pos);
                 const std::string_view w = t.substr(b, pos - b);
                 const std::uint32_t id = token_id(w);
                 if (mark(id)) {

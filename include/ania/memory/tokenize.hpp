@@ -134,6 +134,16 @@ void for_each_dedup_piece(std::string_view s, Put&& put) {
     return h;
 }
 
+/// End of the maximal run of word runes (letters, digits; not CJK) that starts at `pos`.
+[[nodiscard]] inline std::size_t word_run_end(std::string_view t, std::size_t pos) noexcept {
+    while (pos < t.size()) {
+        const auto r = text::decode_rune(t, pos);
+        if (!r.valid || is_cjk(r.value) || !is_word_rune(r.value)) break;
+        pos += r.length;
+    }
+    return pos;
+}
+
 /// Tokens of `s` in first-occurrence order, without repeats (the reference semantics of the shared data set):
 /// lower-case first; a maximal run of word runes is one token; a maximal CJK run of length L gives its rune
 /// when L = 1, else all adjacent bigrams, plus every single rune when 2 <= L <= 3; anything else separates.
@@ -162,11 +172,7 @@ void for_each_token_lowered(std::string_view t, Emit&& emit) {
                 for (std::size_t i = 0; i < len; ++i) emit(t.substr(first[i], first[i + 1] - first[i]));
         } else if (r.valid && is_word_rune(r.value)) {
             const std::size_t b = pos;
-            while (pos < t.size()) {
-                r = text::decode_rune(t, pos);
-                if (!r.valid || is_cjk(r.value) || !is_word_rune(r.value)) break;
-                pos += r.length;
-            }
+            pos = word_run_end(t, pos);
             emit(t.substr(b, pos - b));
         } else {
             pos += r.length;
