@@ -84,14 +84,32 @@ TEST_CASE("the tokenizer follows the reference semantics", "[memory][tokenize]")
     CHECK(normalize_for_dedup("  Ｈｅｌｌｏ　 World ") == "hello world");
 }
 
+TEST_CASE("lower-casing keeps the UTF-8 length of every rune", "[memory][tokenize]") {
+    // The index lower-cases in place and shares offsets between the content and its lower-cased copy.
+    for (char32_t c = 0; c < 0x110000; ++c) {
+        if (c >= 0xD800 && c <= 0xDFFF) continue;
+        char a[4], b[4];
+        if (ania::text::encode_utf8(c, a) != ania::text::encode_utf8(to_lower(c), b)) FAIL("U+" << std::hex << static_cast<std::uint32_t>(c));
+    }
+    CHECK(lower("ÀÉÎ ΑΩ ЖЁ ＡＺ Ÿ \xFF\xE4\xB8").size() == std::string_view("ÀÉÎ ΑΩ ЖЁ ＡＺ Ÿ \xFF\xE4\xB8").size());
+}
+
 TEST_CASE("the dedup key is the hash of the normal form", "[memory][tokenize]") {
+    // Reference: FNV-1a over the runes of the normal form (an invalid byte as 0x110000 + byte).
     const auto fnv = [](std::string_view s) {
         std::uint64_t h = 1469598103934665603ULL;
-        for (const char c : s) h = (h ^ static_cast<unsigned char>(c)) * 1099511628211ULL;
+        for (std::size_t pos = 0; pos < s.size();) {
+            const auto r = ania::text::decode_rune(s, pos);
+            if (r.valid) h = (h ^ static_cast<std::uint32_t>(r.value)) * 1099511628211ULL;
+            else
+                for (std::size_t k = 0; k < r.length; ++k) h = (h ^ (0x110000u + static_cast<unsigned char>(s[pos + k]))) * 1099511628211ULL;
+            pos += r.length;
+        }
         return h;
     };
     std::mt19937 rng(17);
-    const std::vector<std::string> pieces = {"A", "b", " ", "\t", "\xE3\x80\x80", "Ｚ", "ｑ", "中", "Ü", "\xFF", "😀", "  \n"};
+    const std::vector<std::string> pieces = {"A", "b", " ", "\t", "\xE3\x80\x80", "Ｚ", "ｑ", "中", "Ü", "\xFF", "😀", "  \n",
+                                             "\xE4\xB8", "\x80", "\xF0\x9F"};
     for (int i = 0; i < 2000; ++i) {
         std::string s;
         for (int k = static_cast<int>(rng() % 12); k > 0; --k) s += pieces[rng() % pieces.size()];

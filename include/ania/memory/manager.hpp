@@ -93,7 +93,9 @@ struct search_hit {
 namespace detail {
 
 /// 1024-bit set of hashed adjacent byte pairs: "contains substring t" is impossible unless every pair of t
-/// is in it, which rules most entries out before a real search.
+/// is in it, which rules most entries out before a real search. An index adds only the pairs inside the
+/// text's word runs (add_word_runs): a term that is itself one word run can occur only inside one of those,
+/// and the filter is consulted for such terms only (is_word_run).
 struct pair_filter {
     std::array<std::uint64_t, 16> bits{};
     static std::uint32_t slot(unsigned char a, unsigned char b) noexcept {
@@ -105,10 +107,23 @@ struct pair_filter {
             bits[h >> 6] |= std::uint64_t{1} << (h & 63);
         }
     }
-    [[nodiscard]] bool may_contain(const pair_filter& term) const noexcept {
-        for (std::size_t w = 0; w < bits.size(); ++w)
-            if ((term.bits[w] & ~bits[w]) != 0) return false;
-        return true;
+    /// add() for every maximal run of word runes of `lowered`.
+    void add_word_runs(std::string_view lowered) noexcept {
+        for (std::size_t pos = 0; pos < lowered.size();) {
+            const auto r = text::decode_rune(lowered, pos);
+            if (r.valid && !is_cjk(r.value) && is_word_rune(r.value)) {
+                const std::size_t end = word_run_end(lowered, pos);
+                add(lowered.substr(pos, end - pos));
+                pos = end;
+            } else {
+                pos += r.length;
+            }
+        }
+    }
+    [[nodiscard]] static bool is_word_run(std::string_view term) noexcept {
+        if (term.empty()) return false;
+        const auto r = text::decode_rune(term, 0);
+        return r.valid && !is_cjk(r.value) && is_word_rune(r.value) && word_run_end(term, 0) == term.size();
     }
     /// The set bits of a term's filter, so that testing an entry costs one check per pair of the term.
     [[nodiscard]] std::vector<std::pair<std::uint8_t, std::uint64_t>> sparse() const {
@@ -125,17 +140,31 @@ struct pair_filter {
 };
 
 struct indexed_entry {
-    std::vector<std::uint32_t> tokens;   // token ids, each once
-    // Keyword search: a CJK term (a bigram or one rune) is a substring of a text exactly when the text's CJK
-    // runs contain it, i.e. when it is one of the text's bigrams or runes. These are their ids.
-    std::vector<std::uint32_t> cjk_contains;           // of the content, each once
-    std::vector<std::uint32_t> cjk_tag_contains;       // of each tag, once per tag holding it
-    std::vector<std::uint32_t> numbers;  // ids of all-digit tokens, sorted
-    std::string lowered;                 // content, lower-cased
+    // One allocation for every id list of the entry, in this order:
+    //   tokens           token ids, each once
+    //   cjk_contains     Keyword search: a CJK term (a bigram or one rune) is a substring of a text exactly
+    //                    when the text's CJK runs contain it, i.e. when it is one of the text's bigrams or
+    //                    runes. These are their ids for the content, each once,
+    //   cjk_tag_contains and for the tags, once per tag holding it;
+    //   numbers          ids of the all-digit tokens, sorted.
+    std::vector<std::uint32_t> ids;
+    std::uint32_t token_end = 0, contains_end = 0, tag_contains_end = 0;
+    std::string lowered;                 // content, lower-cased (same length: see lower)
     std::vector<std::string> lowered_tags;
     std::uint64_t dedup = 0;             // dedup_key(content): exact duplicates, confirmed on a match
-    pair_filter content_pairs, tag_pairs;
+    pair_filter content_pairs, tag_pairs;  // byte pairs inside word runs (see pair_filter)
     float norm = 0;                      // of the embedding
+
+    [[nodiscard]] std::span<const std::uint32_t> tokens() const noexcept { return {ids.data(), token_end}; }
+    [[nodiscard]] std::span<const std::uint32_t> cjk_contains() const noexcept {
+        return {ids.data() + token_end, contains_end - token_end};
+    }
+    [[nodiscard]] std::span<const std::uint32_t> cjk_tag_contains() const noexcept {
+        return {ids.data() + contains_end, tag_contains_end - contains_end};
+    }
+    [[nodiscard]] std::span<const std::uint32_t> numbers() const noexcept {
+        return {ids.data() + tag_contains_end, ids.size() - tag_contains_end};
+    }
 };
 
 /// Token text -> dense id. Open addressing over one byte arena: indexing a scope looks up every token of
@@ -216,16 +245,16 @@ struct postings_table {
         if (static_cast<std::size_t>(token) + 1 >= offsets.size()) return {};
         return {items.data() + offsets[token], offsets[token + 1] - offsets[token]};
     }
-    template <class Entries, class Member>
-    void build(std::size_t dictionary_size, const Entries& entries, Member member) {
+    template <class Entries, class Ids>
+    void build(std::size_t dictionary_size, const Entries& entries, Ids ids_of) {
         offsets.assign(dictionary_size + 1, 0);
         for (const auto& e : entries)
-            for (const std::uint32_t t : e.*member) ++offsets[t + 1];
+            for (const std::uint32_t t : (e.*ids_of)()) ++offsets[t + 1];
         for (std::size_t t = 0; t < dictionary_size; ++t) offsets[t + 1] += offsets[t];
         items.resize(offsets[dictionary_size]);
         std::vector<std::uint32_t> cursor(offsets.begin(), offsets.end() - 1);
         for (std::uint32_t pos = 0; pos < entries.size(); ++pos)
-            for (const std::uint32_t t : entries[pos].*member) items[cursor[t]++] = pos;
+            for (const std::uint32_t t : (entries[pos].*ids_of)()) items[cursor[t]++] = pos;
     }
 };
 
@@ -627,104 +656,172 @@ private:
 
     detail::indexed_entry make_index(const entry& e) {
         detail::indexed_entry x;
-        x.lowered = lower(e.content);
-        x.dedup = dedup_key(e.content);
+        std::vector<std::uint32_t>& tokens = scratch_tokens_;
+        std::vector<std::uint32_t>& contains = scratch_contains_;
+        std::vector<std::uint32_t>& numbers = scratch_numbers_;
+        tokens.clear();
+        contains.clear();
+        numbers.clear();
         // The golden semantics tokenise the whitespace-folded text; folding never changes tokens.
         if constexpr (std::is_same_v<Tokenizer, cjk_bigram_tokenizer>) {
-            index_default_tokens(x);  // tokens and CJK containment in one pass: each bigram interned once
+            index_default(e.content, x);  // one pass: lower-casing, dedup key, tokens, containment, pairs
         } else {
+            x.lowered = lower(e.content);
+            x.dedup = dedup_key(e.content);
             tokenizer_(x.lowered, [&](std::string_view t) {
                 const std::uint32_t id = token_id(t);
                 if (mark(id)) {
-                    x.tokens.push_back(id);
-                    if (detail::all_digits(t)) x.numbers.push_back(id);
+                    tokens.push_back(id);
+                    if (detail::all_digits(t)) numbers.push_back(id);
                 }
             });
             next_epoch();
-            add_cjk_ids(x.lowered, x.cjk_contains);
+            add_cjk_ids(x.lowered, contains);
             next_epoch();
+            x.content_pairs.add_word_runs(x.lowered);
         }
-        std::sort(x.numbers.begin(), x.numbers.end());
-        x.content_pairs.add(x.lowered);
+        const std::size_t content_contains = contains.size();
+        x.lowered_tags.reserve(e.tags.size());
         for (const auto& t : e.tags) {
             x.lowered_tags.push_back(lower(t));
-            x.tag_pairs.add(x.lowered_tags.back());
-            add_cjk_ids(x.lowered_tags.back(), x.cjk_tag_contains);
+            x.tag_pairs.add_word_runs(x.lowered_tags.back());
+            add_cjk_ids(x.lowered_tags.back(), contains);
             next_epoch();
         }
+        std::sort(numbers.begin(), numbers.end());
+        x.ids.reserve(tokens.size() + contains.size() + numbers.size());  // exact: one allocation
+        x.ids.assign(tokens.begin(), tokens.end());
+        x.ids.insert(x.ids.end(), contains.begin(), contains.end());
+        x.ids.insert(x.ids.end(), numbers.begin(), numbers.end());
+        x.token_end = static_cast<std::uint32_t>(tokens.size());
+        x.contains_end = static_cast<std::uint32_t>(tokens.size() + content_contains);
+        x.tag_contains_end = static_cast<std::uint32_t>(tokens.size() + contains.size());
         x.norm = norm_of(e.embedding);
         return x;
     }
 
-    /// The reference tokenizer's tokens (see for_each_token_lowered) and the CJK containment ids of
-    /// x.lowered in a single pass; `stamp_` dedups the tokens, `contain_stamp_` the containment ids.
-    void index_default_tokens(detail::indexed_entry& x) {
-        const std::string_view t = x.lowered;
+    /// The reference tokenizer (see for_each_token_lowered) fused with everything else an entry's index needs,
+    /// in one pass over the runes of `content`: the lower-cased copy (written in place: lower-casing keeps
+    /// every rune's length), the dedup key, tokens (deduplicated by `stamp_`), CJK containment ids (by
+    /// `contain_stamp_`) and the word-run pair filter. Leaves tokens, containment ids and numbers in the
+    /// scratch vectors.
+    void index_default(std::string_view content, detail::indexed_entry& x) {
+        x.lowered.assign(content);
+        char* const out = x.lowered.data();
+        const std::string_view low = x.lowered;
+        std::vector<std::uint32_t>& tokens = scratch_tokens_;
+        std::vector<std::uint32_t>& contains = scratch_contains_;
+        std::vector<std::uint32_t>& numbers = scratch_numbers_;
         if (contain_stamp_.size() < stamp_.size()) contain_stamp_.resize(stamp_.size(), 0);
-        const auto contains = [&](std::uint32_t id) {
+        dedup_stream dedup{dedup_hash{}};
+
+        const auto contain = [&](std::uint32_t id) {
             if (contain_stamp_.size() <= id) contain_stamp_.resize(std::max<std::size_t>(id + 1, contain_stamp_.size() * 2), 0);
             if (contain_stamp_[id] != epoch_) {
                 contain_stamp_[id] = epoch_;
-                x.cjk_contains.push_back(id);
+                contains.push_back(id);
             }
         };
-        const auto token = [&](std::uint32_t id) {
-            if (mark(id)) x.tokens.push_back(id);
+        // The CJK run being read: its length, the previous rune, and the first three runes' ids (a run of
+        // two or three runes also gives its single runes).
+        std::size_t run = 0, prev = 0;
+        char32_t prev_cp = 0;
+        std::uint32_t singles[3] = {};
+        const auto end_cjk_run = [&] {
+            if (run <= 3)
+                for (std::size_t i = 0; i < run; ++i)
+                    if (mark(singles[i])) tokens.push_back(singles[i]);
+            run = 0;
         };
+        constexpr std::size_t none = std::string_view::npos;
+        std::size_t word = none;  // start of the word run being read
+        const auto end_word = [&](std::size_t end) {
+            if (word == none) return;
+            const std::string_view w = low.substr(word, end - word);
+            const std::uint32_t id = token_id(w);
+            if (mark(id)) {
+                tokens.push_back(id);
+                if (detail::all_digits(w)) numbers.push_back(id);
+            }
+            x.content_pairs.add(w);
+            word = none;
+        };
+
+        const std::size_t n = content.size();
         std::size_t pos = 0;
-        while (pos < t.size()) {
-            auto r = text::decode_rune(t, pos);
-            if (r.valid && is_cjk(r.value)) {
-                std::uint32_t singles[3];
-                std::size_t len = 0, prev = 0;
-                char32_t prev_cp = 0;
-                while (pos < t.size()) {
-                    r = text::decode_rune(t, pos);
-                    if (!r.valid || !is_cjk(r.value)) break;
-                    const std::uint32_t one = rune_id(r.value, t.substr(pos, r.length));
-                    contains(one);
-                    if (len > 0) {
-                        const std::uint32_t two = bigram_id(prev_cp, r.value, t.substr(prev, pos + r.length - prev));
-                        contains(two);
-                        token(two);
-                    }
-                    if (len < 3) singles[len] = one;
-                    prev = pos;
-                    prev_cp = r.value;
-                    pos += r.length;
-                    ++len;
-                }
-                if (len <= 3)
-                    for (std::size_t i = 0; i < len; ++i) token(singles[i]);
-            } else if (r.valid && is_word_rune(r.value)) {
-                const std::size_t b = pos;
-                pos = word_run_end(t, pos);
-                const std::string_view w = t.substr(b, pos - b);
-                const std::uint32_t id = token_id(w);
-                if (mark(id)) {
-                    x.tokens.push_back(id);
-                    if (detail::all_digits(w)) x.numbers.push_back(id);
-                }
+        while (pos < n) {
+            const auto b = static_cast<unsigned char>(content[pos]);
+            char32_t c;
+            std::size_t len;
+            if (b < 0x80) {
+                c = b >= 'A' && b <= 'Z' ? b + 32 : b;
+                out[pos] = static_cast<char>(c);
+                len = 1;
+                dedup.valid(c);  // dedup_fold(b) == lower-cased b
+            } else if (b >= 0xE3 && b <= 0xE9 && pos + 2 < n && (static_cast<unsigned char>(content[pos + 1]) & 0xC0) == 0x80 &&
+                       (static_cast<unsigned char>(content[pos + 2]) & 0xC0) == 0x80) {
+                // U+3000..U+9FFF (CJK, kana, CJK punctuation): lower-casing is the identity
+                c = (char32_t{b & 0x0Fu} << 12) | (char32_t{static_cast<unsigned char>(content[pos + 1]) & 0x3Fu} << 6) |
+                    (static_cast<unsigned char>(content[pos + 2]) & 0x3Fu);
+                len = 3;
+                dedup.valid(c);
             } else {
-                pos += r.length;
+                const auto r = text::decode_rune(content, pos);
+                len = r.length;
+                if (!r.valid) {  // separates runs, kept as it is
+                    dedup.invalid(content.substr(pos, len));
+                    end_cjk_run();
+                    end_word(pos);
+                    pos += len;
+                    continue;
+                }
+                dedup.valid(r.value);
+                c = to_lower(r.value);
+                if (c != r.value) text::encode_utf8(c, out + pos);  // same length (see lower)
             }
+            if (is_cjk(c)) {
+                end_word(pos);
+                const std::uint32_t one = rune_id(c, low.substr(pos, len));
+                contain(one);
+                if (run > 0) {
+                    const std::uint32_t two = bigram_id(prev_cp, c, low.substr(prev, pos + len - prev));
+                    contain(two);
+                    if (mark(two)) tokens.push_back(two);
+                }
+                if (run < 3) singles[run] = one;
+                prev = pos;
+                prev_cp = c;
+                ++run;
+            } else if (is_word_rune(c)) {
+                end_cjk_run();
+                if (word == none) word = pos;
+            } else {
+                end_cjk_run();
+                end_word(pos);
+            }
+            pos += len;
         }
+        end_cjk_run();
+        end_word(n);
         next_epoch();
+        x.dedup = dedup.put.value;
     }
 
     /// Appends (once each, within the current epoch) the ids of every CJK bigram and rune of `low`.
     void add_cjk_ids(std::string_view low, std::vector<std::uint32_t>& out) {
         std::size_t pos = 0, prev = std::string_view::npos;
+        char32_t prev_cp = 0;
         while (pos < low.size()) {
             const auto r = text::decode_rune(low, pos);
             if (r.valid && is_cjk(r.value)) {
                 const std::uint32_t one = rune_id(r.value, low.substr(pos, r.length));
                 if (mark(one)) out.push_back(one);
                 if (prev != std::string_view::npos) {
-                    const std::uint32_t two = token_id(low.substr(prev, pos + r.length - prev));
+                    const std::uint32_t two = bigram_id(prev_cp, r.value, low.substr(prev, pos + r.length - prev));
                     if (mark(two)) out.push_back(two);
                 }
                 prev = pos;
+                prev_cp = r.value;
             } else {
                 prev = std::string_view::npos;
             }
@@ -758,9 +855,10 @@ private:
 
     void ensure_postings(scope_index& si) {
         if (!si.postings_dirty) return;
-        si.postings.build(dictionary_.size(), si.idx, &detail::indexed_entry::tokens);
-        si.cjk_content.build(dictionary_.size(), si.idx, &detail::indexed_entry::cjk_contains);
-        si.cjk_tags.build(dictionary_.size(), si.idx, &detail::indexed_entry::cjk_tag_contains);
+        using x = detail::indexed_entry;
+        si.postings.build(dictionary_.size(), si.idx, &x::tokens);
+        si.cjk_content.build(dictionary_.size(), si.idx, &x::cjk_contains);
+        si.cjk_tags.build(dictionary_.size(), si.idx, &x::cjk_tag_contains);
         si.postings_dirty = false;
     }
 
@@ -768,7 +866,12 @@ private:
         auto it = scopes_.find(s.str());
         if (it != scopes_.end()) return it->second;
         scope_index si;
-        for (entry& e : backend_.load(s)) add_locked(si, e);
+        si.entries = backend_.load(s);
+        si.idx.reserve(si.entries.size());
+        for (const entry& e : si.entries) {
+            si.idx.push_back(make_index(e));
+            if (e.created_at > si.last_timestamp) si.last_timestamp = e.created_at;
+        }
         ensure_postings(si);
         return scopes_.emplace(s.str(), std::move(si)).first->second;
     }
@@ -860,12 +963,13 @@ private:
             double wb;
             if constexpr (Similarity::weighted) {
                 wb = 0;
-                for (const std::uint32_t t : si.idx[i].tokens) wb += sim_.weight(df(t), n);
+                for (const std::uint32_t t : si.idx[i].tokens()) wb += sim_.weight(df(t), n);
             } else {
-                wb = static_cast<double>(si.idx[i].tokens.size());
+                wb = static_cast<double>(si.idx[i].token_end);
             }
-            const auto& nums = si.idx[i].numbers;
-            const bool numbers_differ = cand_has_numbers && !nums.empty() && (cand_unknown_number || nums != cand_numbers);
+            const auto nums = si.idx[i].numbers();
+            const bool numbers_differ =
+                cand_has_numbers && !nums.empty() && (cand_unknown_number || !std::ranges::equal(nums, cand_numbers));
             const double score = sim_.score(inter[i], wa, wb, numbers_differ);
             if (!rep.best || score > rep.best->score) rep.best = similar_entry{i, si.entries[i].id, score};
             if (score >= sim_.threshold) rep.similar.push_back({i, si.entries[i].id, score});
@@ -895,9 +999,10 @@ private:
                 continue;
             }
             // Word terms may sit inside longer words ("file" in "profile"): a pair filter, then a real search.
+            // Other terms (a custom tokenizer's) are searched for in every entry.
             detail::pair_filter f;
-            f.add(term);
-            const auto bits = f.sparse();
+            if (detail::pair_filter::is_word_run(term)) f.add(term);
+            const auto bits = f.sparse();  // empty: every entry passes
             for (std::size_t i = 0; i < n; ++i) {
                 const detail::indexed_entry& x = si.idx[i];
                 if (x.content_pairs.has(bits) && x.lowered.find(term) != std::string::npos) out[i] += 10;
@@ -938,6 +1043,7 @@ private:
     detail::token_dictionary dictionary_;
     std::vector<double> scratch_inter_;
     std::vector<std::uint32_t> scratch_counts_;
+    std::vector<std::uint32_t> scratch_tokens_, scratch_contains_, scratch_numbers_;  // make_index
     std::vector<std::uint32_t> stamp_, contain_stamp_;
     std::vector<std::uint32_t> rune_ids_;  // code point -> token id + 1 (0 = not seen); 768 KiB once used
     std::vector<std::uint64_t> bigram_keys_;

@@ -56,7 +56,8 @@ namespace ania::memory {
     return c;
 }
 
-/// `s` lower-cased (see to_lower); invalid sequences are kept as they are.
+/// `s` lower-cased (see to_lower); invalid sequences are kept as they are. Every rune keeps its UTF-8 length,
+/// so the result has the same size and rune boundaries as `s` (indexing lower-cases in place).
 [[nodiscard]] inline std::string lower(std::string_view s) {
     std::string out;
     out.reserve(s.size());
@@ -90,48 +91,73 @@ namespace ania::memory {
     return to_lower(c);
 }
 
-/// Calls `put(std::string_view)` with the pieces of the dedup normal form of `s`: dedup_fold on every rune,
-/// white space trimmed and folded to one space, invalid sequences kept as they are.
+/// The dedup normal form as a stream of units: dedup_fold on every rune, white space trimmed and folded to one
+/// space, an invalid byte kept as the unit 0x110000 + byte. Feed it the runes of a text in order (valid() or
+/// invalid() per maximal subpart); it calls `put(std::uint32_t unit)`. Indexing feeds it while it lower-cases
+/// and tokenises the same runes, so the text is decoded once.
 template <class Put>
-void for_each_dedup_piece(std::string_view s, Put&& put) {
+struct dedup_stream {
+    Put put;
     bool pending_space = false, any = false;
-    std::size_t pos = 0;
-    while (pos < s.size()) {
-        const auto r = text::decode_rune(s, pos);
-        const char32_t c = r.valid ? dedup_fold(r.value) : r.value;
-        if (r.valid && text::is_space(c)) {
+
+    void valid(char32_t c) {
+        c = dedup_fold(c);
+        if (text::is_space(c)) {
             pending_space = any;
-        } else {
-            if (pending_space) put(std::string_view(" "));
-            pending_space = false;
-            any = true;
-            if (!r.valid) {
-                put(s.substr(pos, r.length));
-            } else {
-                char buf[4];
-                put(std::string_view(buf, text::encode_utf8(c, buf)));
-            }
+            return;
         }
+        emit(c);
+    }
+    void invalid(std::string_view bytes) {
+        for (const char b : bytes) emit(0x110000u + static_cast<unsigned char>(b));
+    }
+
+private:
+    void emit(std::uint32_t unit) {
+        if (pending_space) put(std::uint32_t{' '});
+        pending_space = false;
+        any = true;
+        put(unit);
+    }
+};
+template <class Put>
+dedup_stream(Put) -> dedup_stream<Put>;
+
+/// Feeds every rune of `s` to `stream` (see dedup_stream).
+template <class Stream>
+void feed_dedup(std::string_view s, Stream& stream) {
+    for (std::size_t pos = 0; pos < s.size();) {
+        const auto r = text::decode_rune(s, pos);
+        if (r.valid) stream.valid(r.value);
+        else stream.invalid(s.substr(pos, r.length));
         pos += r.length;
     }
 }
 
-/// The normal form for exact-duplicate detection (see for_each_dedup_piece).
+/// The normal form for exact-duplicate detection (see dedup_stream), as text.
 [[nodiscard]] inline std::string normalize_for_dedup(std::string_view s) {
     std::string out;
     out.reserve(s.size());
-    for_each_dedup_piece(s, [&](std::string_view piece) { out.append(piece); });
+    dedup_stream stream{[&](std::uint32_t unit) {
+        if (unit >= 0x110000u) out.push_back(static_cast<char>(unit - 0x110000u));
+        else text::append_utf8(out, static_cast<char32_t>(unit));
+    }};
+    feed_dedup(s, stream);
     return out;
 }
 
-/// A 64-bit hash (FNV-1a) of normalize_for_dedup(s), computed without building the string (equal texts give
-/// equal keys; a key match is confirmed by comparing the normal forms).
+/// FNV-1a over 32-bit units: what dedup_key hashes the normal form with.
+struct dedup_hash {
+    std::uint64_t value = 1469598103934665603ULL;
+    void operator()(std::uint32_t unit) noexcept { value = (value ^ unit) * 1099511628211ULL; }
+};
+
+/// A 64-bit hash of the units of normalize_for_dedup(s) (one per rune, not per byte), computed without
+/// building the string: equal normal forms give equal keys; a key match is confirmed by comparing them.
 [[nodiscard]] inline std::uint64_t dedup_key(std::string_view s) noexcept {
-    std::uint64_t h = 1469598103934665603ULL;
-    for_each_dedup_piece(s, [&](std::string_view piece) {
-        for (const char c : piece) h = (h ^ static_cast<unsigned char>(c)) * 1099511628211ULL;
-    });
-    return h;
+    dedup_stream stream{dedup_hash{}};
+    feed_dedup(s, stream);
+    return stream.put.value;
 }
 
 /// End of the maximal run of word runes (letters, digits; not CJK) that starts at `pos`.
