@@ -9,12 +9,14 @@
 #include <cstdint>
 #include <exception>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <random>
 #include <span>
 #include <string>
 #include <string_view>
+#include <tuple>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -234,6 +236,22 @@ private:
     std::string arena_;
     std::vector<span> spans_;
     std::vector<slot> slots_;
+};
+
+/// Scratch space for ids that is never initialised (std::vector would zero it on every resize).
+class id_buffer {
+public:
+    std::uint32_t* reserve(std::size_t n) {
+        if (n > capacity_) {
+            data_ = std::make_unique_for_overwrite<std::uint32_t[]>(n);
+            capacity_ = n;
+        }
+        return data_.get();
+    }
+
+private:
+    std::unique_ptr<std::uint32_t[]> data_;
+    std::size_t capacity_ = 0;
 };
 
 /// Posting lists of a whole scope in two arrays (compressed rows): one allocation instead of one per token.
@@ -656,155 +674,195 @@ private:
 
     detail::indexed_entry make_index(const entry& e) {
         detail::indexed_entry x;
-        std::vector<std::uint32_t>& tokens = scratch_tokens_;
-        std::vector<std::uint32_t>& contains = scratch_contains_;
+        std::span<const std::uint32_t> tokens, contains;  // of the content
         std::vector<std::uint32_t>& numbers = scratch_numbers_;
-        tokens.clear();
-        contains.clear();
+        std::vector<std::uint32_t>& tag_contains = scratch_tag_contains_;
         numbers.clear();
+        tag_contains.clear();
         // The golden semantics tokenise the whitespace-folded text; folding never changes tokens.
         if constexpr (std::is_same_v<Tokenizer, cjk_bigram_tokenizer>) {
-            index_default(e.content, x);  // one pass: lower-casing, dedup key, tokens, containment, pairs
+            // one pass: lower-casing, dedup key, tokens, containment, pairs
+            std::tie(tokens, contains) = index_default(e.content, x);
         } else {
+            std::vector<std::uint32_t>& toks = scratch_tokens_;
+            std::vector<std::uint32_t>& cont = scratch_contains_;
+            toks.clear();
+            cont.clear();
             x.lowered = lower(e.content);
             x.dedup = dedup_key(e.content);
             tokenizer_(x.lowered, [&](std::string_view t) {
                 const std::uint32_t id = token_id(t);
                 if (mark(id)) {
-                    tokens.push_back(id);
+                    toks.push_back(id);
                     if (detail::all_digits(t)) numbers.push_back(id);
                 }
             });
             next_epoch();
-            add_cjk_ids(x.lowered, contains);
+            add_cjk_ids(x.lowered, cont);
             next_epoch();
             x.content_pairs.add_word_runs(x.lowered);
+            tokens = toks;
+            contains = cont;
         }
-        const std::size_t content_contains = contains.size();
         x.lowered_tags.reserve(e.tags.size());
         for (const auto& t : e.tags) {
             x.lowered_tags.push_back(lower(t));
             x.tag_pairs.add_word_runs(x.lowered_tags.back());
-            add_cjk_ids(x.lowered_tags.back(), contains);
+            add_cjk_ids(x.lowered_tags.back(), tag_contains);
             next_epoch();
         }
         std::sort(numbers.begin(), numbers.end());
-        x.ids.reserve(tokens.size() + contains.size() + numbers.size());  // exact: one allocation
+        x.ids.reserve(tokens.size() + contains.size() + tag_contains.size() + numbers.size());  // exact: one allocation
         x.ids.assign(tokens.begin(), tokens.end());
         x.ids.insert(x.ids.end(), contains.begin(), contains.end());
+        x.ids.insert(x.ids.end(), tag_contains.begin(), tag_contains.end());
         x.ids.insert(x.ids.end(), numbers.begin(), numbers.end());
         x.token_end = static_cast<std::uint32_t>(tokens.size());
-        x.contains_end = static_cast<std::uint32_t>(tokens.size() + content_contains);
-        x.tag_contains_end = static_cast<std::uint32_t>(tokens.size() + contains.size());
+        x.contains_end = static_cast<std::uint32_t>(tokens.size() + contains.size());
+        x.tag_contains_end = static_cast<std::uint32_t>(x.contains_end + tag_contains.size());
         x.norm = norm_of(e.embedding);
         return x;
     }
 
+    /// How indexing sees one rune (see read_rune).
+    enum class rune_kind : std::uint8_t { other, word, cjk, invalid };
+    struct read_result {
+        char32_t c;         // lower-cased
+        std::uint8_t length;
+        rune_kind kind;
+    };
+
+    /// Reads the rune at `pos` of `in` for index_default: writes it lower-cased to out[pos..] (same length:
+    /// see lower), feeds it to the dedup stream, and classifies it for the tokenizer.
+    template <class Dedup>
+    static read_result read_rune(std::string_view in, std::size_t pos, char* out, Dedup& dedup) noexcept {
+        const auto b = static_cast<unsigned char>(in[pos]);
+        if (b < 0x80) {  // ASCII: dedup_fold is lower-casing, white space is one of six bytes
+            const auto c = static_cast<unsigned char>(b >= 'A' && b <= 'Z' ? b + 32 : b);
+            out[pos] = static_cast<char>(c);
+            if (b == ' ' || (b >= '\t' && b <= '\r')) dedup.space();
+            else dedup.folded(c);
+            const bool word = (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
+            return {c, 1, word ? rune_kind::word : rune_kind::other};
+        }
+        if (b >= 0xE3 && b <= 0xE9 && pos + 2 < in.size() && (static_cast<unsigned char>(in[pos + 1]) & 0xC0) == 0x80 &&
+            (static_cast<unsigned char>(in[pos + 2]) & 0xC0) == 0x80) {
+            // U+3000..U+9FFF: lower-casing and dedup_fold are the identity but for U+3000 (a space)
+            const char32_t c = (char32_t{b & 0x0Fu} << 12) | (char32_t{static_cast<unsigned char>(in[pos + 1]) & 0x3Fu} << 6) |
+                               (static_cast<unsigned char>(in[pos + 2]) & 0x3Fu);
+            if (c == 0x3000) dedup.space();
+            else dedup.folded(c);
+            const rune_kind k = is_cjk(c) ? rune_kind::cjk : is_word_rune(c) ? rune_kind::word : rune_kind::other;
+            return {c, 3, k};
+        }
+        const auto r = text::decode_rune(in, pos);
+        if (!r.valid) {
+            dedup.invalid(in.substr(pos, r.length));
+            return {r.value, r.length, rune_kind::invalid};
+        }
+        dedup.valid(r.value);
+        const char32_t c = to_lower(r.value);
+        if (c != r.value) text::encode_utf8(c, out + pos);
+        const rune_kind k = is_cjk(c) ? rune_kind::cjk : is_word_rune(c) ? rune_kind::word : rune_kind::other;
+        return {c, r.length, k};
+    }
+
     /// The reference tokenizer (see for_each_token_lowered) fused with everything else an entry's index needs,
-    /// in one pass over the runes of `content`: the lower-cased copy (written in place: lower-casing keeps
-    /// every rune's length), the dedup key, tokens (deduplicated by `stamp_`), CJK containment ids (by
-    /// `contain_stamp_`) and the word-run pair filter. Leaves tokens, containment ids and numbers in the
-    /// scratch vectors.
-    void index_default(std::string_view content, detail::indexed_entry& x) {
+    /// in one pass over the runes of `content`: the lower-cased copy (written in place), the dedup key,
+    /// numbers (into scratch_numbers_) and the word-run pair filter go into `x`; the token ids and the CJK
+    /// containment ids, each once, are returned (they live in scratch buffers until the next call).
+    std::pair<std::span<const std::uint32_t>, std::span<const std::uint32_t>> index_default(std::string_view content,
+                                                                                          detail::indexed_entry& x) {
+        const std::size_t n = content.size();
         x.lowered.assign(content);
         char* const out = x.lowered.data();
-        const std::string_view low = x.lowered;
-        std::vector<std::uint32_t>& tokens = scratch_tokens_;
-        std::vector<std::uint32_t>& contains = scratch_contains_;
-        std::vector<std::uint32_t>& numbers = scratch_numbers_;
-        if (contain_stamp_.size() < stamp_.size()) contain_stamp_.resize(stamp_.size(), 0);
+        const char* const low = x.lowered.data();
         dedup_stream dedup{dedup_hash{}};
+        // Every rune adds at most two tokens and two containment ids, and at most three new ids to the
+        // dictionary: sized once here, the loop writes and dedups without branches (whether an id was seen
+        // is unpredictable, and a mispredicted branch per rune cost more than the rest of the work).
+        std::uint32_t* const tok = run_tokens_.reserve(2 * n + 8);
+        std::uint32_t* const con = run_contains_.reserve(2 * n + 8);
+        const std::size_t ids = dictionary_.size() + 3 * n + 8;
+        if (stamp_.size() < ids) stamp_.resize(std::max(ids, stamp_.size() * 2), 0);
+        if (contain_stamp_.size() < stamp_.size()) contain_stamp_.resize(stamp_.size(), 0);
+        // Tokens and bigrams (a bigram is both a token and a containment id) are deduplicated by `seen`,
+        // runes as containment ids by `rune_seen` (as tokens, for short runs, by `seen`).
+        std::uint32_t* const seen = stamp_.data();
+        std::uint32_t* const rune_seen = contain_stamp_.data();
+        const std::uint32_t epoch = epoch_;
+        std::size_t nt = 0, nc = 0;
+        const auto token = [&](std::uint32_t id) {
+            tok[nt] = id;
+            nt += seen[id] != epoch;
+            seen[id] = epoch;
+        };
 
-        const auto contain = [&](std::uint32_t id) {
-            if (contain_stamp_.size() <= id) contain_stamp_.resize(std::max<std::size_t>(id + 1, contain_stamp_.size() * 2), 0);
-            if (contain_stamp_[id] != epoch_) {
-                contain_stamp_[id] = epoch_;
-                contains.push_back(id);
-            }
-        };
-        // The CJK run being read: its length, the previous rune, and the first three runes' ids (a run of
-        // two or three runes also gives its single runes).
-        std::size_t run = 0, prev = 0;
-        char32_t prev_cp = 0;
-        std::uint32_t singles[3] = {};
-        const auto end_cjk_run = [&] {
-            if (run <= 3)
-                for (std::size_t i = 0; i < run; ++i)
-                    if (mark(singles[i])) tokens.push_back(singles[i]);
-            run = 0;
-        };
         constexpr std::size_t none = std::string_view::npos;
         std::size_t word = none;  // start of the word run being read
         const auto end_word = [&](std::size_t end) {
             if (word == none) return;
-            const std::string_view w = low.substr(word, end - word);
+            const std::string_view w(low + word, end - word);
             const std::uint32_t id = token_id(w);
-            if (mark(id)) {
-                tokens.push_back(id);
-                if (detail::all_digits(w)) numbers.push_back(id);
-            }
+            if (seen[id] != epoch && detail::all_digits(w)) scratch_numbers_.push_back(id);
+            token(id);
             x.content_pairs.add(w);
             word = none;
         };
 
-        const std::size_t n = content.size();
         std::size_t pos = 0;
+        read_result r{};
+        bool have = false;  // r is the rune at pos, read already
         while (pos < n) {
-            const auto b = static_cast<unsigned char>(content[pos]);
-            char32_t c;
-            std::size_t len;
-            if (b < 0x80) {
-                c = b >= 'A' && b <= 'Z' ? b + 32 : b;
-                out[pos] = static_cast<char>(c);
-                len = 1;
-                dedup.valid(c);  // dedup_fold(b) == lower-cased b
-            } else if (b >= 0xE3 && b <= 0xE9 && pos + 2 < n && (static_cast<unsigned char>(content[pos + 1]) & 0xC0) == 0x80 &&
-                       (static_cast<unsigned char>(content[pos + 2]) & 0xC0) == 0x80) {
-                // U+3000..U+9FFF (CJK, kana, CJK punctuation): lower-casing is the identity
-                c = (char32_t{b & 0x0Fu} << 12) | (char32_t{static_cast<unsigned char>(content[pos + 1]) & 0x3Fu} << 6) |
-                    (static_cast<unsigned char>(content[pos + 2]) & 0x3Fu);
-                len = 3;
-                dedup.valid(c);
-            } else {
-                const auto r = text::decode_rune(content, pos);
-                len = r.length;
-                if (!r.valid) {  // separates runs, kept as it is
-                    dedup.invalid(content.substr(pos, len));
-                    end_cjk_run();
-                    end_word(pos);
-                    pos += len;
-                    continue;
-                }
-                dedup.valid(r.value);
-                c = to_lower(r.value);
-                if (c != r.value) text::encode_utf8(c, out + pos);  // same length (see lower)
+            if (!have) r = read_rune(content, pos, out, dedup);
+            have = false;
+            if (r.kind == rune_kind::word) {
+                if (word == none) word = pos;
+                pos += r.length;
+                continue;
             }
-            if (is_cjk(c)) {
-                end_word(pos);
-                const std::uint32_t one = rune_id(c, low.substr(pos, len));
-                contain(one);
+            end_word(pos);
+            if (r.kind != rune_kind::cjk) {
+                pos += r.length;
+                continue;
+            }
+            // A CJK run: every rune and bigram is a containment id, every bigram a token, and the runes of a
+            // run of one to three are tokens too.
+            std::uint32_t singles[3];
+            std::size_t run = 0, prev = pos;
+            char32_t prev_cp = 0;
+            for (;;) {
+                const std::uint32_t one = rune_id(r.c, std::string_view(low + pos, r.length));
+                con[nc] = one;
+                nc += rune_seen[one] != epoch;
+                rune_seen[one] = epoch;
                 if (run > 0) {
-                    const std::uint32_t two = bigram_id(prev_cp, c, low.substr(prev, pos + len - prev));
-                    contain(two);
-                    if (mark(two)) tokens.push_back(two);
+                    const std::uint32_t two = bigram_id(prev_cp, r.c, std::string_view(low + prev, pos + r.length - prev));
+                    tok[nt] = con[nc] = two;
+                    const bool fresh = seen[two] != epoch;
+                    nt += fresh;
+                    nc += fresh;
+                    seen[two] = epoch;
                 }
                 if (run < 3) singles[run] = one;
-                prev = pos;
-                prev_cp = c;
                 ++run;
-            } else if (is_word_rune(c)) {
-                end_cjk_run();
-                if (word == none) word = pos;
-            } else {
-                end_cjk_run();
-                end_word(pos);
+                prev = pos;
+                prev_cp = r.c;
+                pos += r.length;
+                if (pos >= n) break;
+                r = read_rune(content, pos, out, dedup);
+                if (r.kind != rune_kind::cjk) {
+                    have = true;
+                    break;
+                }
             }
-            pos += len;
+            if (run <= 3)
+                for (std::size_t i = 0; i < run; ++i) token(singles[i]);
         }
-        end_cjk_run();
         end_word(n);
         next_epoch();
         x.dedup = dedup.put.value;
+        return {std::span<const std::uint32_t>(tok, nt), std::span<const std::uint32_t>(con, nc)};
     }
 
     /// Appends (once each, within the current epoch) the ids of every CJK bigram and rune of `low`.
@@ -1043,7 +1101,8 @@ private:
     detail::token_dictionary dictionary_;
     std::vector<double> scratch_inter_;
     std::vector<std::uint32_t> scratch_counts_;
-    std::vector<std::uint32_t> scratch_tokens_, scratch_contains_, scratch_numbers_;  // make_index
+    std::vector<std::uint32_t> scratch_tokens_, scratch_contains_, scratch_numbers_, scratch_tag_contains_;  // make_index
+    detail::id_buffer run_tokens_, run_contains_;  // index_default
     std::vector<std::uint32_t> stamp_, contain_stamp_;
     std::vector<std::uint32_t> rune_ids_;  // code point -> token id + 1 (0 = not seen); 768 KiB once used
     std::vector<std::uint64_t> bigram_keys_;

@@ -21,10 +21,8 @@ public:
         std::lock_guard lock(mutex_);
         const auto it = scopes_.find(s.str());
         if (it == scopes_.end()) return {};
-        std::vector<entry> out = it->second;
-        std::stable_sort(out.begin(), out.end(), [](const entry& a, const entry& b) {
-            return a.created_at != b.created_at ? a.created_at < b.created_at : a.id < b.id;
-        });
+        std::vector<entry> out = it->second;  // kept in order by insert; update may change created_at
+        if (!std::is_sorted(out.begin(), out.end(), older)) std::stable_sort(out.begin(), out.end(), older);
         return out;
     }
     [[nodiscard]] std::vector<std::string> scopes() const {
@@ -39,7 +37,7 @@ public:
         auto& v = scopes_[s.str()];
         for (const entry& x : v)
             if (x.id == e.id) throw error(errc::store_error, "memory " + e.id + " already exists in " + s.str());
-        v.push_back(e);
+        v.insert(std::upper_bound(v.begin(), v.end(), e, older), e);
     }
     void update(const scope& s, const entry& e) {
         std::lock_guard lock(mutex_);
@@ -57,6 +55,10 @@ public:
     }
 
 private:
+    static bool older(const entry& a, const entry& b) noexcept {
+        return a.created_at != b.created_at ? a.created_at < b.created_at : a.id < b.id;
+    }
+
     mutable std::mutex mutex_;
     std::map<std::string, std::vector<entry>, std::less<>> scopes_;
 };

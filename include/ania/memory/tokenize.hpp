@@ -102,18 +102,15 @@ struct dedup_stream {
 
     void valid(char32_t c) {
         c = dedup_fold(c);
-        if (text::is_space(c)) {
-            pending_space = any;
-            return;
-        }
-        emit(c);
+        if (text::is_space(c)) space();
+        else folded(c);
     }
     void invalid(std::string_view bytes) {
-        for (const char b : bytes) emit(0x110000u + static_cast<unsigned char>(b));
+        for (const char b : bytes) folded(0x110000u + static_cast<unsigned char>(b));
     }
-
-private:
-    void emit(std::uint32_t unit) {
+    // The two steps of valid(), for callers that know a rune's fold already (ASCII, CJK).
+    void space() noexcept { pending_space = any; }
+    void folded(std::uint32_t unit) {
         if (pending_space) put(std::uint32_t{' '});
         pending_space = false;
         any = true;
