@@ -118,9 +118,21 @@ TEST_CASE("the dedup key is the hash of the normal form", "[memory][tokenize]") 
     }
 }
 
-TEST_CASE("near-duplicate checks equal golden/dedup_golden.jsonl", "[memory][golden]") {
+namespace {
+/// The reference tokenizer under another type: the manager then indexes through its generic tokenizer path
+/// (the default one is fused into a single pass), and both must give the golden results.
+struct wrapped_reference_tokenizer {
+    template <class Emit>
+    void operator()(std::string_view lowered, Emit&& emit) const {
+        for_each_token_lowered(lowered, emit);
+    }
+};
+} // namespace
+
+TEMPLATE_TEST_CASE("near-duplicate checks equal golden/dedup_golden.jsonl", "[memory][golden]", cjk_bigram_tokenizer,
+                   wrapped_reference_tokenizer) {
     golden_memories g;
-    memory_manager<ram_backend> m(g.backend, quiet_options());
+    memory_manager<ram_backend, no_embedder, TestType> m(g.backend, quiet_options());
     const auto candidates = ania_test::load_lines("candidates");
     std::istringstream golden(ania_test::load_golden("dedup_golden.jsonl"));
     std::string line;
@@ -142,11 +154,12 @@ TEST_CASE("near-duplicate checks equal golden/dedup_golden.jsonl", "[memory][gol
     CHECK(checked == 1000);
 }
 
-TEST_CASE("keyword search equals golden/search_golden.jsonl", "[memory][golden]") {
+TEMPLATE_TEST_CASE("keyword search equals golden/search_golden.jsonl", "[memory][golden]", cjk_bigram_tokenizer,
+                   wrapped_reference_tokenizer) {
     golden_memories g;
     auto opt = quiet_options();
     opt.max_search_limit = 1000;
-    memory_manager<ram_backend> m(g.backend, opt);
+    memory_manager<ram_backend, no_embedder, TestType> m(g.backend, opt);
     const auto queries = ania_test::load_lines("queries");
     std::istringstream golden(ania_test::load_golden("search_golden.jsonl"));
     std::string line;

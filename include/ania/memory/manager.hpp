@@ -146,7 +146,8 @@ struct indexed_entry {
     //   tokens           token ids, each once
     //   cjk_contains     Keyword search: a CJK term (a bigram or one rune) is a substring of a text exactly
     //                    when the text's CJK runs contain it, i.e. when it is one of the text's bigrams or
-    //                    runes. These are their ids for the content, each once,
+    //                    runes. These are their ids for the content, each once, but for those among the
+    //                    tokens (tokens are substrings of the text: the postings answer for them),
     //   cjk_tag_contains and for the tags, once per tag holding it;
     //   numbers          ids of the all-digit tokens, sorted.
     std::vector<std::uint32_t> ids;
@@ -602,7 +603,7 @@ private:
         std::vector<detail::indexed_entry> idx;  // parallel to entries
         // Rebuilt from the cached token ids (never by re-tokenising) before the next query after a change.
         detail::postings_table postings;     // token id -> positions, ascending
-        detail::postings_table cjk_content;  // CJK bigram/rune id -> positions containing it
+        detail::postings_table cjk_content;  // CJK bigram/rune id -> positions containing it but not as a token
         detail::postings_table cjk_tags;     // ... -> one position per tag containing it
         bool postings_dirty = true;
         std::string last_timestamp;
@@ -697,8 +698,7 @@ private:
                     if (detail::all_digits(t)) numbers.push_back(id);
                 }
             });
-            next_epoch();
-            add_cjk_ids(x.lowered, cont);
+            add_cjk_ids(x.lowered, cont);  // same epoch: the tokens among them are left out
             next_epoch();
             x.content_pairs.add_word_runs(x.lowered);
             tokens = toks;
@@ -752,8 +752,8 @@ private:
                                (static_cast<unsigned char>(in[pos + 2]) & 0x3Fu);
             if (c == 0x3000) dedup.space();
             else dedup.folded(c);
-            const rune_kind k = is_cjk(c) ? rune_kind::cjk : is_word_rune(c) ? rune_kind::word : rune_kind::other;
-            return {c, 3, k};
+            const bool cjk = c >= 0x4E00 || (c >= 0x3400 && c <= 0x4DBF) || (c >= 0x3040 && c <= 0x30FF);  // is_cjk here
+            return {c, 3, cjk ? rune_kind::cjk : is_word_rune(c) ? rune_kind::word : rune_kind::other};
         }
         const auto r = text::decode_rune(in, pos);
         if (!r.valid) {
@@ -778,7 +778,7 @@ private:
         char* const out = x.lowered.data();
         const char* const low = x.lowered.data();
         dedup_stream dedup{dedup_hash{}};
-        // Every rune adds at most two tokens and two containment ids, and at most three new ids to the
+        // Every rune adds at most two tokens and one containment id, and at most three new ids to the
         // dictionary: sized once here, the loop writes and dedups without branches (whether an id was seen
         // is unpredictable, and a mispredicted branch per rune cost more than the rest of the work).
         std::uint32_t* const tok = run_tokens_.reserve(2 * n + 8);
@@ -786,8 +786,7 @@ private:
         const std::size_t ids = dictionary_.size() + 3 * n + 8;
         if (stamp_.size() < ids) stamp_.resize(std::max(ids, stamp_.size() * 2), 0);
         if (contain_stamp_.size() < stamp_.size()) contain_stamp_.resize(stamp_.size(), 0);
-        // Tokens and bigrams (a bigram is both a token and a containment id) are deduplicated by `seen`,
-        // runes as containment ids by `rune_seen` (as tokens, for short runs, by `seen`).
+        // Tokens are deduplicated by `seen`, runes as containment ids by `rune_seen`.
         std::uint32_t* const seen = stamp_.data();
         std::uint32_t* const rune_seen = contain_stamp_.data();
         const std::uint32_t epoch = epoch_;
@@ -826,8 +825,8 @@ private:
                 pos += r.length;
                 continue;
             }
-            // A CJK run: every rune and bigram is a containment id, every bigram a token, and the runes of a
-            // run of one to three are tokens too.
+            // A CJK run: every bigram is a token, the runes of a run of one to three are tokens too, and
+            // the other runes are containment ids.
             std::uint32_t singles[3];
             std::size_t run = 0, prev = pos;
             char32_t prev_cp = 0;
@@ -836,14 +835,7 @@ private:
                 con[nc] = one;
                 nc += rune_seen[one] != epoch;
                 rune_seen[one] = epoch;
-                if (run > 0) {
-                    const std::uint32_t two = bigram_id(prev_cp, r.c, std::string_view(low + prev, pos + r.length - prev));
-                    tok[nt] = con[nc] = two;
-                    const bool fresh = seen[two] != epoch;
-                    nt += fresh;
-                    nc += fresh;
-                    seen[two] = epoch;
-                }
+                if (run > 0) token(bigram_id(prev_cp, r.c, std::string_view(low + prev, pos + r.length - prev)));
                 if (run < 3) singles[run] = one;
                 ++run;
                 prev = pos;
@@ -860,6 +852,13 @@ private:
                 for (std::size_t i = 0; i < run; ++i) token(singles[i]);
         }
         end_word(n);
+        // Containment ids that are tokens too (the runes of short runs) are answered by the postings.
+        std::size_t kept = 0;
+        for (std::size_t i = 0; i < nc; ++i) {
+            con[kept] = con[i];
+            kept += seen[con[i]] != epoch;
+        }
+        nc = kept;
         next_epoch();
         x.dedup = dedup.put.value;
         return {std::span<const std::uint32_t>(tok, nt), std::span<const std::uint32_t>(con, nc)};
@@ -1052,6 +1051,7 @@ private:
                 // CJK bigrams and runes: the containment index is exact (see indexed_entry).
                 const auto id = known_token(term);
                 if (!id) continue;  // no entry's text has it
+                for (const std::uint32_t pos : si.postings.of(*id)) out[pos] += 10;  // disjoint from the next
                 for (const std::uint32_t pos : si.cjk_content.of(*id)) out[pos] += 10;
                 for (const std::uint32_t pos : si.cjk_tags.of(*id)) out[pos] += 20;
                 continue;

@@ -210,7 +210,8 @@ void for_each_token(std::string_view s, Emit&& emit) {
     for_each_token_lowered(low, emit);
 }
 
-/// A tokenizer policy for memory: called with lower-cased text, emits string_views into it (repeats allowed).
+/// A tokenizer policy for memory: called with lower-cased text, emits string_views into it (repeats allowed;
+/// keyword search relies on every token being a substring of that text).
 template <class T>
 concept memory_tokenizer = requires(const T& t, std::string_view lowered, void (*emit)(std::string_view)) {
     t(lowered, emit);
