@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <exception>
 #include <map>
 #include <memory>
@@ -213,12 +214,34 @@ private:
     struct span {
         std::uint32_t offset, length, tag;
     };
-    static std::uint64_t hash(std::string_view s) noexcept {  // FNV-1a, then a final mix
-        std::uint64_t h = 1469598103934665603ULL;
-        for (const char c : s) h = (h ^ static_cast<unsigned char>(c)) * 1099511628211ULL;
-        h ^= h >> 31;
+    /// Eight bytes at a time (tokens are short: one or two multiplications each), then a final mix.
+    static std::uint64_t hash(std::string_view s) noexcept {
+        const auto mix = [](std::uint64_t x) noexcept {
+            x *= 0x9E3779B97F4A7C15ULL;
+            return x ^ (x >> 32);
+        };
+        const char* p = s.data();
+        std::size_t n = s.size();
+        std::uint64_t h = 0x243F6A8885A308D3ULL ^ n, w = 0;
+        if (n > 8) {
+            for (; n > 8; p += 8, n -= 8) {
+                std::memcpy(&w, p, 8);
+                h = mix(h ^ w);
+            }
+            std::memcpy(&w, s.data() + s.size() - 8, 8);  // the last eight, overlapping
+        } else if (n >= 4) {
+            std::uint32_t a, b;
+            std::memcpy(&a, p, 4);
+            std::memcpy(&b, p + n - 4, 4);
+            w = (std::uint64_t{a} << 32) | b;
+        } else if (n > 0) {
+            w = (std::uint64_t{static_cast<unsigned char>(p[0])} << 16) | (std::uint64_t{static_cast<unsigned char>(p[n >> 1])} << 8) |
+                static_cast<unsigned char>(p[n - 1]);
+        }
+        h = mix(h ^ w);
+        h ^= h >> 29;
         h *= 0xBF58476D1CE4E5B9ULL;
-        return h ^ (h >> 29);
+        return h ^ (h >> 32);
     }
     [[nodiscard]] std::string_view text_of(std::uint32_t id) const noexcept {
         return std::string_view(arena_).substr(spans_[id].offset, spans_[id].length);
@@ -271,9 +294,11 @@ struct postings_table {
             for (const std::uint32_t t : (e.*ids_of)()) ++offsets[t + 1];
         for (std::size_t t = 0; t < dictionary_size; ++t) offsets[t + 1] += offsets[t];
         items.resize(offsets[dictionary_size]);
-        std::vector<std::uint32_t> cursor(offsets.begin(), offsets.end() - 1);
+        // offsets[t] serves as token t's cursor, and ends at offsets[t + 1]: shifted back afterwards.
         for (std::uint32_t pos = 0; pos < entries.size(); ++pos)
-            for (const std::uint32_t t : (entries[pos].*ids_of)()) items[cursor[t]++] = pos;
+            for (const std::uint32_t t : (entries[pos].*ids_of)()) items[offsets[t]++] = pos;
+        std::copy_backward(offsets.begin(), offsets.end() - 1, offsets.end());
+        offsets[0] = 0;
     }
 };
 
@@ -735,7 +760,7 @@ private:
     /// Reads the rune at `pos` of `in` for index_default: writes it lower-cased to out[pos..] (same length:
     /// see lower), feeds it to the dedup stream, and classifies it for the tokenizer.
     template <class Dedup>
-    static read_result read_rune(std::string_view in, std::size_t pos, char* out, Dedup& dedup) noexcept {
+    [[gnu::always_inline]] static read_result read_rune(std::string_view in, std::size_t pos, char* out, Dedup& dedup) noexcept {
         const auto b = static_cast<unsigned char>(in[pos]);
         if (b < 0x80) {  // ASCII: dedup_fold is lower-casing, white space is one of six bytes
             const auto c = static_cast<unsigned char>(b >= 'A' && b <= 'Z' ? b + 32 : b);
