@@ -262,6 +262,60 @@ private:
     std::vector<slot> slots_;
 };
 
+/// 64-bit key -> 32-bit value, open addressing with key and value side by side (one cache line per probe).
+class integer_map {
+public:
+    template <class Make>
+    std::uint32_t find_or_insert(std::uint64_t key, Make&& make) {
+        if ((used_ + 1) * 2 > slots_.size()) grow();
+        const std::uint64_t k = key + 1;  // 0 marks an empty slot
+        const std::size_t mask = slots_.size() - 1;
+        for (std::size_t i = mix(k) & mask;; i = (i + 1) & mask) {
+            if (slots_[i].key == k) return slots_[i].value;
+            if (slots_[i].key == 0) {
+                const std::uint32_t v = make();
+                slots_[i] = {k, v};
+                ++used_;
+                return v;
+            }
+        }
+    }
+    [[nodiscard]] std::optional<std::uint32_t> find(std::uint64_t key) const noexcept {
+        if (slots_.empty()) return std::nullopt;
+        const std::uint64_t k = key + 1;
+        const std::size_t mask = slots_.size() - 1;
+        for (std::size_t i = mix(k) & mask;; i = (i + 1) & mask) {
+            if (slots_[i].key == k) return slots_[i].value;
+            if (slots_[i].key == 0) return std::nullopt;
+        }
+    }
+
+private:
+    struct slot {
+        std::uint64_t key = 0;
+        std::uint32_t value = 0;
+    };
+    static std::size_t mix(std::uint64_t k) noexcept {
+        k ^= k >> 33;
+        k *= 0xFF51AFD7ED558CCDULL;
+        return static_cast<std::size_t>(k ^ (k >> 33));
+    }
+    void grow() {
+        std::vector<slot> next(slots_.empty() ? 4096 : slots_.size() * 2);
+        const std::size_t mask = next.size() - 1;
+        for (const slot& sl : slots_) {
+            if (sl.key == 0) continue;
+            std::size_t i = mix(sl.key) & mask;
+            while (next[i].key != 0) i = (i + 1) & mask;
+            next[i] = sl;
+        }
+        slots_ = std::move(next);
+    }
+
+    std::vector<slot> slots_;
+    std::size_t used_ = 0;
+};
+
 /// Scratch space for ids that is never initialised (std::vector would zero it on every resize).
 class id_buffer {
 public:
@@ -664,38 +718,9 @@ private:
 
     /// The id of a CJK bigram, through an integer-keyed table (two code points in one 64-bit key).
     std::uint32_t bigram_id(char32_t a, char32_t b, std::string_view bytes) {
-        if ((bigram_used_ + 1) * 2 > bigram_keys_.size()) grow_bigrams();
-        const std::uint64_t key = (std::uint64_t{a} << 21 | b) + 1;  // + 1: 0 marks an empty slot
-        const std::size_t mask = bigram_keys_.size() - 1;
-        for (std::size_t i = mix(key) & mask;; i = (i + 1) & mask) {
-            if (bigram_keys_[i] == key) return bigram_ids_[i];
-            if (bigram_keys_[i] == 0) {
-                bigram_keys_[i] = key;
-                bigram_ids_[i] = token_id(bytes);
-                ++bigram_used_;
-                return bigram_ids_[i];
-            }
-        }
+        return bigrams_.find_or_insert(bigram_key(a, b), [&] { return token_id(bytes); });
     }
-    static std::size_t mix(std::uint64_t k) noexcept {
-        k ^= k >> 33;
-        k *= 0xFF51AFD7ED558CCDULL;
-        return static_cast<std::size_t>(k ^ (k >> 33));
-    }
-    void grow_bigrams() {
-        std::vector<std::uint64_t> keys(bigram_keys_.empty() ? 4096 : bigram_keys_.size() * 2, 0);
-        std::vector<std::uint32_t> ids(keys.size(), 0);
-        const std::size_t mask = keys.size() - 1;
-        for (std::size_t j = 0; j < bigram_keys_.size(); ++j) {
-            if (bigram_keys_[j] == 0) continue;
-            std::size_t i = mix(bigram_keys_[j]) & mask;
-            while (keys[i] != 0) i = (i + 1) & mask;
-            keys[i] = bigram_keys_[j];
-            ids[i] = bigram_ids_[j];
-        }
-        bigram_keys_ = std::move(keys);
-        bigram_ids_ = std::move(ids);
-    }
+    static std::uint64_t bigram_key(char32_t a, char32_t b) noexcept { return std::uint64_t{a} << 21 | b; }
     [[nodiscard]] std::optional<std::uint32_t> known_token(std::string_view tok) const { return dictionary_.find(tok); }
 
     detail::indexed_entry make_index(const entry& e) {
@@ -1130,9 +1155,7 @@ private:
     detail::id_buffer run_tokens_, run_contains_;  // index_default
     std::vector<std::uint32_t> stamp_, contain_stamp_;
     std::vector<std::uint32_t> rune_ids_;  // code point -> token id + 1 (0 = not seen); 768 KiB once used
-    std::vector<std::uint64_t> bigram_keys_;
-    std::vector<std::uint32_t> bigram_ids_;
-    std::size_t bigram_used_ = 0;
+    detail::integer_map bigrams_;  // bigram_key -> token id
     std::uint32_t epoch_ = 1;
 };
 
