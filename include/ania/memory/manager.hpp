@@ -3,14 +3,11 @@
 #pragma once
 
 #include <algorithm>
-#include <array>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
-#include <cstring>
 #include <exception>
 #include <map>
-#include <memory>
 #include <mutex>
 #include <optional>
 #include <random>
@@ -18,18 +15,15 @@
 #include <string>
 #include <string_view>
 #include <tuple>
-#include <unordered_map>
 #include <utility>
 #include <vector>
 
-#if defined(__x86_64__)
-#include <immintrin.h>
-#endif
-
 #include <ania/config.hpp>
+#include <ania/detail/dot.hpp>
 #include <ania/detail/timestamp.hpp>
 #include <ania/log.hpp>
 #include <ania/memory/entry.hpp>
+#include <ania/memory/index.hpp>
 #include <ania/memory/ram_backend.hpp>
 #include <ania/memory/similarity.hpp>
 #include <ania/memory/tokenize.hpp>
@@ -93,316 +87,6 @@ struct search_hit {
     entry item;
 };
 
-namespace detail {
-
-/// 1024-bit set of hashed adjacent byte pairs: "contains substring t" is impossible unless every pair of t
-/// is in it, which rules most entries out before a real search. An index adds only the pairs inside the
-/// text's word runs (add_word_runs): a term that is itself one word run can occur only inside one of those,
-/// and the filter is consulted for such terms only (is_word_run).
-struct pair_filter {
-    std::array<std::uint64_t, 16> bits{};
-    static std::uint32_t slot(unsigned char a, unsigned char b) noexcept {
-        return ((static_cast<std::uint32_t>(a) * 0x9E3779B1u) ^ (static_cast<std::uint32_t>(b) * 0x85EBCA77u)) >> 22;
-    }
-    void add(std::string_view s) noexcept {
-        for (std::size_t i = 0; i + 1 < s.size(); ++i) {
-            const auto h = slot(static_cast<unsigned char>(s[i]), static_cast<unsigned char>(s[i + 1]));
-            bits[h >> 6] |= std::uint64_t{1} << (h & 63);
-        }
-    }
-    /// add() for every maximal run of word runes of `lowered`.
-    void add_word_runs(std::string_view lowered) noexcept {
-        for (std::size_t pos = 0; pos < lowered.size();) {
-            const auto r = text::decode_rune(lowered, pos);
-            if (r.valid && !is_cjk(r.value) && is_word_rune(r.value)) {
-                const std::size_t end = word_run_end(lowered, pos);
-                add(lowered.substr(pos, end - pos));
-                pos = end;
-            } else {
-                pos += r.length;
-            }
-        }
-    }
-    [[nodiscard]] static bool is_word_run(std::string_view term) noexcept {
-        if (term.empty()) return false;
-        const auto r = text::decode_rune(term, 0);
-        return r.valid && !is_cjk(r.value) && is_word_rune(r.value) && word_run_end(term, 0) == term.size();
-    }
-    /// The set bits of a term's filter, so that testing an entry costs one check per pair of the term.
-    [[nodiscard]] std::vector<std::pair<std::uint8_t, std::uint64_t>> sparse() const {
-        std::vector<std::pair<std::uint8_t, std::uint64_t>> out;
-        for (std::size_t w = 0; w < bits.size(); ++w)
-            if (bits[w]) out.emplace_back(static_cast<std::uint8_t>(w), bits[w]);
-        return out;
-    }
-    [[nodiscard]] bool has(const std::vector<std::pair<std::uint8_t, std::uint64_t>>& term) const noexcept {
-        for (const auto& [w, mask] : term)
-            if ((mask & ~bits[w]) != 0) return false;
-        return true;
-    }
-};
-
-struct indexed_entry {
-    // One allocation for every id list of the entry, in this order:
-    //   tokens           token ids, each once
-    //   cjk_contains     Keyword search: a CJK term (a bigram or one rune) is a substring of a text exactly
-    //                    when the text's CJK runs contain it, i.e. when it is one of the text's bigrams or
-    //                    runes. These are their ids for the content, each once, but for those among the
-    //                    tokens (tokens are substrings of the text: the postings answer for them),
-    //   cjk_tag_contains and for the tags, once per tag holding it;
-    //   numbers          ids of the all-digit tokens, sorted.
-    std::vector<std::uint32_t> ids;
-    std::uint32_t token_end = 0, contains_end = 0, tag_contains_end = 0;
-    std::string lowered;                 // content, lower-cased (same length: see lower)
-    std::vector<std::string> lowered_tags;
-    std::uint64_t dedup = 0;             // dedup_key(content): exact duplicates, confirmed on a match
-    pair_filter content_pairs, tag_pairs;  // byte pairs inside word runs (see pair_filter)
-    float norm = 0;                      // of the embedding
-
-    [[nodiscard]] std::span<const std::uint32_t> tokens() const noexcept { return {ids.data(), token_end}; }
-    [[nodiscard]] std::span<const std::uint32_t> cjk_contains() const noexcept {
-        return {ids.data() + token_end, contains_end - token_end};
-    }
-    [[nodiscard]] std::span<const std::uint32_t> cjk_tag_contains() const noexcept {
-        return {ids.data() + contains_end, tag_contains_end - contains_end};
-    }
-    [[nodiscard]] std::span<const std::uint32_t> numbers() const noexcept {
-        return {ids.data() + tag_contains_end, ids.size() - tag_contains_end};
-    }
-};
-
-/// Token text -> dense id. Open addressing over one byte arena: indexing a scope looks up every token of
-/// every entry, and std::unordered_map's node chasing dominated that.
-class token_dictionary {
-public:
-    [[nodiscard]] std::size_t size() const noexcept { return spans_.size(); }
-
-    [[nodiscard]] std::optional<std::uint32_t> find(std::string_view s) const noexcept {
-        if (slots_.empty()) return std::nullopt;
-        const std::uint64_t h = hash(s);
-        const auto tag = static_cast<std::uint32_t>(h >> 32);
-        const std::size_t mask = slots_.size() - 1;
-        for (std::size_t i = h & mask;; i = (i + 1) & mask) {
-            const slot& sl = slots_[i];
-            if (sl.id == 0) return std::nullopt;
-            if (sl.tag == tag && text_of(sl.id - 1) == s) return sl.id - 1;
-        }
-    }
-    std::uint32_t intern(std::string_view s) {
-        if ((spans_.size() + 1) * 2 > slots_.size()) grow();
-        const std::uint64_t h = hash(s);
-        const auto tag = static_cast<std::uint32_t>(h >> 32);
-        const std::size_t mask = slots_.size() - 1;
-        for (std::size_t i = h & mask;; i = (i + 1) & mask) {
-            slot& sl = slots_[i];
-            if (sl.id == 0) {
-                const auto id = static_cast<std::uint32_t>(spans_.size());
-                spans_.push_back({static_cast<std::uint32_t>(arena_.size()), static_cast<std::uint32_t>(s.size()), tag});
-                arena_.append(s);
-                sl = {tag, id + 1};
-                return id;
-            }
-            if (sl.tag == tag && text_of(sl.id - 1) == s) return sl.id - 1;
-        }
-    }
-
-private:
-    struct slot {
-        std::uint32_t tag = 0;  // high half of the hash: most mismatches never compare text
-        std::uint32_t id = 0;   // id + 1; 0 = empty
-    };
-    struct span {
-        std::uint32_t offset, length, tag;
-    };
-    /// Eight bytes at a time (tokens are short: one or two multiplications each), then a final mix.
-    static std::uint64_t hash(std::string_view s) noexcept {
-        const auto mix = [](std::uint64_t x) noexcept {
-            x *= 0x9E3779B97F4A7C15ULL;
-            return x ^ (x >> 32);
-        };
-        const char* p = s.data();
-        std::size_t n = s.size();
-        std::uint64_t h = 0x243F6A8885A308D3ULL ^ n, w = 0;
-        if (n > 8) {
-            for (; n > 8; p += 8, n -= 8) {
-                std::memcpy(&w, p, 8);
-                h = mix(h ^ w);
-            }
-            std::memcpy(&w, s.data() + s.size() - 8, 8);  // the last eight, overlapping
-        } else if (n >= 4) {
-            std::uint32_t a, b;
-            std::memcpy(&a, p, 4);
-            std::memcpy(&b, p + n - 4, 4);
-            w = (std::uint64_t{a} << 32) | b;
-        } else if (n > 0) {
-            w = (std::uint64_t{static_cast<unsigned char>(p[0])} << 16) | (std::uint64_t{static_cast<unsigned char>(p[n >> 1])} << 8) |
-                static_cast<unsigned char>(p[n - 1]);
-        }
-        h = mix(h ^ w);
-        h ^= h >> 29;
-        h *= 0xBF58476D1CE4E5B9ULL;
-        return h ^ (h >> 32);
-    }
-    [[nodiscard]] std::string_view text_of(std::uint32_t id) const noexcept {
-        return std::string_view(arena_).substr(spans_[id].offset, spans_[id].length);
-    }
-    void grow() {
-        std::vector<slot> next(slots_.empty() ? 1024 : slots_.size() * 2);
-        const std::size_t mask = next.size() - 1;
-        for (std::uint32_t id = 0; id < spans_.size(); ++id) {
-            std::size_t i = hash(text_of(id)) & mask;
-            while (next[i].id != 0) i = (i + 1) & mask;
-            next[i] = {spans_[id].tag, id + 1};
-        }
-        slots_ = std::move(next);
-    }
-
-    std::string arena_;
-    std::vector<span> spans_;
-    std::vector<slot> slots_;
-};
-
-/// 64-bit key -> 32-bit value, open addressing with key and value side by side (one cache line per probe).
-class integer_map {
-public:
-    template <class Make>
-    std::uint32_t find_or_insert(std::uint64_t key, Make&& make) {
-        if ((used_ + 1) * 2 > slots_.size()) grow();
-        const std::uint64_t k = key + 1;  // 0 marks an empty slot
-        const std::size_t mask = slots_.size() - 1;
-        for (std::size_t i = mix(k) & mask;; i = (i + 1) & mask) {
-            if (slots_[i].key == k) return slots_[i].value;
-            if (slots_[i].key == 0) {
-                const std::uint32_t v = make();
-                slots_[i] = {k, v};
-                ++used_;
-                return v;
-            }
-        }
-    }
-    [[nodiscard]] std::optional<std::uint32_t> find(std::uint64_t key) const noexcept {
-        if (slots_.empty()) return std::nullopt;
-        const std::uint64_t k = key + 1;
-        const std::size_t mask = slots_.size() - 1;
-        for (std::size_t i = mix(k) & mask;; i = (i + 1) & mask) {
-            if (slots_[i].key == k) return slots_[i].value;
-            if (slots_[i].key == 0) return std::nullopt;
-        }
-    }
-
-private:
-    struct slot {
-        std::uint64_t key = 0;
-        std::uint32_t value = 0;
-    };
-    static std::size_t mix(std::uint64_t k) noexcept {
-        k ^= k >> 33;
-        k *= 0xFF51AFD7ED558CCDULL;
-        return static_cast<std::size_t>(k ^ (k >> 33));
-    }
-    void grow() {
-        std::vector<slot> next(slots_.empty() ? 4096 : slots_.size() * 2);
-        const std::size_t mask = next.size() - 1;
-        for (const slot& sl : slots_) {
-            if (sl.key == 0) continue;
-            std::size_t i = mix(sl.key) & mask;
-            while (next[i].key != 0) i = (i + 1) & mask;
-            next[i] = sl;
-        }
-        slots_ = std::move(next);
-    }
-
-    std::vector<slot> slots_;
-    std::size_t used_ = 0;
-};
-
-/// Scratch space for ids that is never initialised (std::vector would zero it on every resize).
-class id_buffer {
-public:
-    std::uint32_t* reserve(std::size_t n) {
-        if (n > capacity_) {
-            data_ = std::make_unique_for_overwrite<std::uint32_t[]>(n);
-            capacity_ = n;
-        }
-        return data_.get();
-    }
-
-private:
-    std::unique_ptr<std::uint32_t[]> data_;
-    std::size_t capacity_ = 0;
-};
-
-/// Posting lists of a whole scope in two arrays (compressed rows): one allocation instead of one per token.
-struct postings_table {
-    std::vector<std::uint32_t> offsets;  // token id -> start in items; size = dictionary size + 1
-    std::vector<std::uint32_t> items;    // entry positions, ascending within a token
-
-    [[nodiscard]] std::span<const std::uint32_t> of(std::uint32_t token) const noexcept {
-        if (static_cast<std::size_t>(token) + 1 >= offsets.size()) return {};
-        return {items.data() + offsets[token], offsets[token + 1] - offsets[token]};
-    }
-    template <class Entries, class Ids>
-    void build(std::size_t dictionary_size, const Entries& entries, Ids ids_of) {
-        offsets.assign(dictionary_size + 1, 0);
-        for (const auto& e : entries)
-            for (const std::uint32_t t : (e.*ids_of)()) ++offsets[t + 1];
-        for (std::size_t t = 0; t < dictionary_size; ++t) offsets[t + 1] += offsets[t];
-        items.resize(offsets[dictionary_size]);
-        // offsets[t] serves as token t's cursor, and ends at offsets[t + 1]: shifted back afterwards.
-        for (std::uint32_t pos = 0; pos < entries.size(); ++pos)
-            for (const std::uint32_t t : (entries[pos].*ids_of)()) items[offsets[t]++] = pos;
-        std::copy_backward(offsets.begin(), offsets.end() - 1, offsets.end());
-        offsets[0] = 0;
-    }
-};
-
-inline bool all_digits(std::string_view t) noexcept {
-    if (t.empty()) return false;
-    for (const char c : t)
-        if (c < '0' || c > '9') return false;
-    return true;
-}
-
-inline float dot_portable(const float* a, const float* b, std::size_t n) noexcept {
-    // Eight independent sums so that the compiler can vectorise without -ffast-math.
-    float s[8] = {};
-    std::size_t i = 0;
-    for (; i + 8 <= n; i += 8)
-        for (std::size_t k = 0; k < 8; ++k) s[k] += a[i + k] * b[i + k];
-    float total = ((s[0] + s[1]) + (s[2] + s[3])) + ((s[4] + s[5]) + (s[6] + s[7]));
-    for (; i < n; ++i) total += a[i] * b[i];
-    return total;
-}
-
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-/// AVX2 + FMA, 32 floats a step (compiled for those, called only where the CPU has them).
-__attribute__((target("avx2,fma"))) inline float dot_avx2(const float* a, const float* b, std::size_t n) noexcept {
-    __m256 s0 = _mm256_setzero_ps(), s1 = _mm256_setzero_ps(), s2 = _mm256_setzero_ps(), s3 = _mm256_setzero_ps();
-    std::size_t i = 0;
-    for (; i + 32 <= n; i += 32) {
-        s0 = _mm256_fmadd_ps(_mm256_loadu_ps(a + i), _mm256_loadu_ps(b + i), s0);
-        s1 = _mm256_fmadd_ps(_mm256_loadu_ps(a + i + 8), _mm256_loadu_ps(b + i + 8), s1);
-        s2 = _mm256_fmadd_ps(_mm256_loadu_ps(a + i + 16), _mm256_loadu_ps(b + i + 16), s2);
-        s3 = _mm256_fmadd_ps(_mm256_loadu_ps(a + i + 24), _mm256_loadu_ps(b + i + 24), s3);
-    }
-    const __m256 sum = _mm256_add_ps(_mm256_add_ps(s0, s1), _mm256_add_ps(s2, s3));
-    alignas(32) float lanes[8];
-    _mm256_store_ps(lanes, sum);
-    float total = ((lanes[0] + lanes[1]) + (lanes[2] + lanes[3])) + ((lanes[4] + lanes[5]) + (lanes[6] + lanes[7]));
-    return total + dot_portable(a + i, b + i, n - i);
-}
-#endif
-
-inline float dot(const std::vector<float>& a, const std::vector<float>& b) noexcept {
-    const std::size_t n = std::min(a.size(), b.size());
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-    static const bool fast = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-    if (fast) return dot_avx2(a.data(), b.data(), n);
-#endif
-    return dot_portable(a.data(), b.data(), n);
-}
-
-} // namespace detail
 
 /// Long-term memory for every scope, backed by `Backend`, with an index per scope kept up to date on save,
 /// update and forget (token ids, an inverted index, lower-cased text, pair filters, vector norms), so neither
@@ -516,7 +200,7 @@ public:
             return r;
         }
         si.entries[i] = e;
-        si.idx[i] = make_index(e);
+        si.idx[i] = make_index(si, e);
         rebuild_postings(si);
         r.status = update_status::updated;
         r.updated = std::move(e);
@@ -680,6 +364,7 @@ private:
     struct scope_index {
         std::vector<entry> entries;              // oldest first
         std::vector<detail::indexed_entry> idx;  // parallel to entries
+        detail::vocabulary vocab;                // the ids in idx and in the postings
         // Rebuilt from the cached token ids (never by re-tokenising) before the next query after a change.
         detail::postings_table postings;     // token id -> positions, ascending
         detail::postings_table cjk_content;  // CJK bigram/rune id -> positions containing it but not as a token
@@ -701,29 +386,12 @@ private:
         return {};
     }
 
-    static float norm_of(const std::vector<float>& v) noexcept { return std::sqrt(detail::dot(v, v)); }
+    static float norm_of(const std::vector<float>& v) noexcept { return std::sqrt(ania::detail::dot(v, v)); }
 
-    std::uint32_t token_id(std::string_view tok) { return dictionary_.intern(tok); }
-
-    /// The id of one CJK rune (its UTF-8 `bytes`), through a table indexed by code point: indexing looks
-    /// one up per CJK rune, and an array read is far cheaper than hashing the bytes.
-    std::uint32_t rune_id(char32_t cp, std::string_view bytes) {
-        if (cp >= rune_table_size) return token_id(bytes);
-        if (rune_ids_.empty()) rune_ids_.assign(rune_table_size, 0);
-        std::uint32_t& slot = rune_ids_[cp];
-        if (slot == 0) slot = token_id(bytes) + 1;
-        return slot - 1;
-    }
-    static constexpr char32_t rune_table_size = 0x30000;  // every CJK range of the tokenizer lies below
-
-    /// The id of a CJK bigram, through an integer-keyed table (two code points in one 64-bit key).
-    std::uint32_t bigram_id(char32_t a, char32_t b, std::string_view bytes) {
-        return bigrams_.find_or_insert(bigram_key(a, b), [&] { return token_id(bytes); });
-    }
-    static std::uint64_t bigram_key(char32_t a, char32_t b) noexcept { return std::uint64_t{a} << 21 | b; }
-    [[nodiscard]] std::optional<std::uint32_t> known_token(std::string_view tok) const { return dictionary_.find(tok); }
-
-    detail::indexed_entry make_index(const entry& e) {
+    /// What `e` contributes to the index of `si` (new tokens join si.vocab). Postings are left to
+    /// ensure_postings.
+    detail::indexed_entry make_index(scope_index& si, const entry& e) {
+        detail::vocabulary& vocab = si.vocab;
         detail::indexed_entry x;
         std::span<const std::uint32_t> tokens, contains;  // of the content
         std::vector<std::uint32_t>& numbers = scratch_numbers_;
@@ -733,7 +401,7 @@ private:
         // The golden semantics tokenise the whitespace-folded text; folding never changes tokens.
         if constexpr (std::is_same_v<Tokenizer, cjk_bigram_tokenizer>) {
             // one pass: lower-casing, dedup key, tokens, containment, pairs
-            std::tie(tokens, contains) = index_default(e.content, x);
+            std::tie(tokens, contains) = index_default(vocab, e.content, x);
         } else {
             std::vector<std::uint32_t>& toks = scratch_tokens_;
             std::vector<std::uint32_t>& cont = scratch_contains_;
@@ -741,14 +409,15 @@ private:
             cont.clear();
             x.lowered = lower(e.content);
             x.dedup = dedup_key(e.content);
+            ensure_stamps(vocab.size() + 2 * x.lowered.size() + 8);  // a token or a CJK id per byte at most
             tokenizer_(x.lowered, [&](std::string_view t) {
-                const std::uint32_t id = token_id(t);
+                const std::uint32_t id = vocab.token(t);
                 if (mark(id)) {
                     toks.push_back(id);
                     if (detail::all_digits(t)) numbers.push_back(id);
                 }
             });
-            add_cjk_ids(x.lowered, cont);  // same epoch: the tokens among them are left out
+            add_cjk_ids(vocab, x.lowered, cont);  // same epoch: the tokens among them are left out
             next_epoch();
             x.content_pairs.add_word_runs(x.lowered);
             tokens = toks;
@@ -758,7 +427,8 @@ private:
         for (const auto& t : e.tags) {
             x.lowered_tags.push_back(lower(t));
             x.tag_pairs.add_word_runs(x.lowered_tags.back());
-            add_cjk_ids(x.lowered_tags.back(), tag_contains);
+            ensure_stamps(vocab.size() + 2 * t.size() + 8);
+            add_cjk_ids(vocab, x.lowered_tags.back(), tag_contains);
             next_epoch();
         }
         std::sort(numbers.begin(), numbers.end());
@@ -821,7 +491,8 @@ private:
     /// in one pass over the runes of `content`: the lower-cased copy (written in place), the dedup key,
     /// numbers (into scratch_numbers_) and the word-run pair filter go into `x`; the token ids and the CJK
     /// containment ids, each once, are returned (they live in scratch buffers until the next call).
-    std::pair<std::span<const std::uint32_t>, std::span<const std::uint32_t>> index_default(std::string_view content,
+    std::pair<std::span<const std::uint32_t>, std::span<const std::uint32_t>> index_default(detail::vocabulary& vocab,
+                                                                                          std::string_view content,
                                                                                           detail::indexed_entry& x) {
         const std::size_t n = content.size();
         x.lowered.assign(content);
@@ -833,9 +504,7 @@ private:
         // is unpredictable, and a mispredicted branch per rune cost more than the rest of the work).
         std::uint32_t* const tok = run_tokens_.reserve(2 * n + 8);
         std::uint32_t* const con = run_contains_.reserve(2 * n + 8);
-        const std::size_t ids = dictionary_.size() + 3 * n + 8;
-        if (stamp_.size() < ids) stamp_.resize(std::max(ids, stamp_.size() * 2), 0);
-        if (contain_stamp_.size() < stamp_.size()) contain_stamp_.resize(stamp_.size(), 0);
+        ensure_stamps(vocab.size() + 3 * n + 8);
         // Tokens are deduplicated by `seen`, runes as containment ids by `rune_seen`.
         std::uint32_t* const seen = stamp_.data();
         std::uint32_t* const rune_seen = contain_stamp_.data();
@@ -852,7 +521,7 @@ private:
         const auto end_word = [&](std::size_t end) {
             if (word == none) return;
             const std::string_view w(low + word, end - word);
-            const std::uint32_t id = token_id(w);
+            const std::uint32_t id = vocab.word(w);
             if (seen[id] != epoch && detail::all_digits(w)) scratch_numbers_.push_back(id);
             token(id);
             x.content_pairs.add(w);
@@ -878,17 +547,16 @@ private:
             // A CJK run: every bigram is a token, the runes of a run of one to three are tokens too, and
             // the other runes are containment ids.
             std::uint32_t singles[3];
-            std::size_t run = 0, prev = pos;
+            std::size_t run = 0;
             char32_t prev_cp = 0;
             for (;;) {
-                const std::uint32_t one = rune_id(r.c, std::string_view(low + pos, r.length));
+                const std::uint32_t one = vocab.rune(r.c);
                 con[nc] = one;
                 nc += rune_seen[one] != epoch;
                 rune_seen[one] = epoch;
-                if (run > 0) token(bigram_id(prev_cp, r.c, std::string_view(low + prev, pos + r.length - prev)));
+                if (run > 0) token(vocab.bigram(prev_cp, r.c));
                 if (run < 3) singles[run] = one;
                 ++run;
-                prev = pos;
                 prev_cp = r.c;
                 pos += r.length;
                 if (pos >= n) break;
@@ -915,28 +583,31 @@ private:
     }
 
     /// Appends (once each, within the current epoch) the ids of every CJK bigram and rune of `low`.
-    void add_cjk_ids(std::string_view low, std::vector<std::uint32_t>& out) {
-        std::size_t pos = 0, prev = std::string_view::npos;
-        char32_t prev_cp = 0;
-        while (pos < low.size()) {
+    void add_cjk_ids(detail::vocabulary& vocab, std::string_view low, std::vector<std::uint32_t>& out) {
+        char32_t prev = 0;  // the previous rune when it is CJK, else 0
+        for (std::size_t pos = 0; pos < low.size();) {
             const auto r = text::decode_rune(low, pos);
             if (r.valid && is_cjk(r.value)) {
-                const std::uint32_t one = rune_id(r.value, low.substr(pos, r.length));
+                const std::uint32_t one = vocab.rune(r.value);
                 if (mark(one)) out.push_back(one);
-                if (prev != std::string_view::npos) {
-                    const std::uint32_t two = bigram_id(prev_cp, r.value, low.substr(prev, pos + r.length - prev));
+                if (prev != 0) {
+                    const std::uint32_t two = vocab.bigram(prev, r.value);
                     if (mark(two)) out.push_back(two);
                 }
-                prev = pos;
-                prev_cp = r.value;
+                prev = r.value;
             } else {
-                prev = std::string_view::npos;
+                prev = 0;
             }
             pos += r.length;
         }
     }
 
-    // Dedup of token ids without a set: a stamp per id, bumped once per text.
+    // Dedup of token ids without a set: a stamp per id, bumped once per text. The stamps serve one scope at
+    // a time (under the mutex) and are sized by the largest vocabulary.
+    void ensure_stamps(std::size_t ids) {
+        if (stamp_.size() < ids) stamp_.resize(std::max(ids, stamp_.size() * 2), 0);
+        if (contain_stamp_.size() < stamp_.size()) contain_stamp_.resize(stamp_.size(), 0);
+    }
     bool mark(std::uint32_t id) {
         if (stamp_.size() <= id) stamp_.resize(std::max<std::size_t>(id + 1, stamp_.size() * 2), 0);
         if (stamp_[id] == epoch_) return false;
@@ -952,7 +623,7 @@ private:
     }
 
     void add_locked(scope_index& si, const entry& e) {
-        si.idx.push_back(make_index(e));
+        si.idx.push_back(make_index(si, e));
         si.entries.push_back(e);
         si.postings_dirty = true;
         if (e.created_at > si.last_timestamp) si.last_timestamp = e.created_at;
@@ -963,9 +634,9 @@ private:
     void ensure_postings(scope_index& si) {
         if (!si.postings_dirty) return;
         using x = detail::indexed_entry;
-        si.postings.build(dictionary_.size(), si.idx, &x::tokens);
-        si.cjk_content.build(dictionary_.size(), si.idx, &x::cjk_contains);
-        si.cjk_tags.build(dictionary_.size(), si.idx, &x::cjk_tag_contains);
+        si.postings.build(si.vocab.size(), si.idx, &x::tokens);
+        si.cjk_content.build(si.vocab.size(), si.idx, &x::cjk_contains);
+        si.cjk_tags.build(si.vocab.size(), si.idx, &x::cjk_tag_contains);
         si.postings_dirty = false;
     }
 
@@ -975,8 +646,11 @@ private:
         scope_index si;
         si.entries = backend_.load(s);
         si.idx.reserve(si.entries.size());
+        std::size_t bytes = 0;
+        for (const entry& e : si.entries) bytes += e.content.size();
+        si.vocab.reserve(bytes);
         for (const entry& e : si.entries) {
-            si.idx.push_back(make_index(e));
+            si.idx.push_back(make_index(si, e));
             if (e.created_at > si.last_timestamp) si.last_timestamp = e.created_at;
         }
         ensure_postings(si);
@@ -1030,7 +704,7 @@ private:
         std::vector<std::string_view> unknown;
         std::vector<std::uint32_t> cand_numbers;
         tokenizer_(low, [&](std::string_view t) {
-            if (const auto id = known_token(t)) {
+            if (const auto id = si.vocab.find(t)) {
                 if (mark(*id)) {
                     known.push_back(*id);
                     if (detail::all_digits(t)) cand_numbers.push_back(*id);
@@ -1099,7 +773,7 @@ private:
         for (const std::string_view term : terms) {
             if (is_cjk(text::decode_rune(term, 0).value) && text::rune_count(term) <= 2 && all_cjk(term)) {
                 // CJK bigrams and runes: the containment index is exact (see indexed_entry).
-                const auto id = known_token(term);
+                const auto id = si.vocab.find(term);
                 if (!id) continue;  // no entry's text has it
                 for (const std::uint32_t pos : si.postings.of(*id)) out[pos] += 10;  // disjoint from the next
                 for (const std::uint32_t pos : si.cjk_content.of(*id)) out[pos] += 10;
@@ -1124,7 +798,7 @@ private:
             for (std::size_t i = 0; i < n; ++i) {
                 const auto& v = si.entries[i].embedding;
                 if (qnorm > 0 && si.idx[i].norm > 0 && v.size() == qvec.size())
-                    out[i] += 40.0 * detail::dot(qvec, v) / (qnorm * si.idx[i].norm);
+                    out[i] += 40.0 * ania::detail::dot(qvec, v) / (qnorm * si.idx[i].norm);
             }
         }
         return out;
@@ -1148,14 +822,11 @@ private:
     std::mutex mutex_;
     std::mt19937_64 rng_;
     std::map<std::string, scope_index, std::less<>> scopes_;
-    detail::token_dictionary dictionary_;
     std::vector<double> scratch_inter_;
     std::vector<std::uint32_t> scratch_counts_;
     std::vector<std::uint32_t> scratch_tokens_, scratch_contains_, scratch_numbers_, scratch_tag_contains_;  // make_index
     detail::id_buffer run_tokens_, run_contains_;  // index_default
-    std::vector<std::uint32_t> stamp_, contain_stamp_;
-    std::vector<std::uint32_t> rune_ids_;  // code point -> token id + 1 (0 = not seen); 768 KiB once used
-    detail::integer_map bigrams_;  // bigram_key -> token id
+    std::vector<std::uint32_t> stamp_, contain_stamp_;  // see mark()
     std::uint32_t epoch_ = 1;
 };
 

@@ -1,0 +1,377 @@
+// ania/memory/index.hpp -- the per-scope index of long-term memory: a scope's vocabulary (dense token ids),
+// what each entry contributes (token ids, CJK containment, lower-cased text, pair filters), and postings.
+// SPDX-License-Identifier: MIT
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include <ania/memory/tokenize.hpp>
+#include <ania/text/utf8.hpp>
+
+namespace ania::memory::detail {
+
+struct pair_filter {
+    std::array<std::uint64_t, 16> bits{};
+    static std::uint32_t slot(unsigned char a, unsigned char b) noexcept {
+        return ((static_cast<std::uint32_t>(a) * 0x9E3779B1u) ^ (static_cast<std::uint32_t>(b) * 0x85EBCA77u)) >> 22;
+    }
+    void add(std::string_view s) noexcept {
+        for (std::size_t i = 0; i + 1 < s.size(); ++i) {
+            const auto h = slot(static_cast<unsigned char>(s[i]), static_cast<unsigned char>(s[i + 1]));
+            bits[h >> 6] |= std::uint64_t{1} << (h & 63);
+        }
+    }
+    /// add() for every maximal run of word runes of `lowered`.
+    void add_word_runs(std::string_view lowered) noexcept {
+        for (std::size_t pos = 0; pos < lowered.size();) {
+            const auto r = text::decode_rune(lowered, pos);
+            if (r.valid && !is_cjk(r.value) && is_word_rune(r.value)) {
+                const std::size_t end = word_run_end(lowered, pos);
+                add(lowered.substr(pos, end - pos));
+                pos = end;
+            } else {
+                pos += r.length;
+            }
+        }
+    }
+    [[nodiscard]] static bool is_word_run(std::string_view term) noexcept {
+        if (term.empty()) return false;
+        const auto r = text::decode_rune(term, 0);
+        return r.valid && !is_cjk(r.value) && is_word_rune(r.value) && word_run_end(term, 0) == term.size();
+    }
+    /// The set bits of a term's filter, so that testing an entry costs one check per pair of the term.
+    [[nodiscard]] std::vector<std::pair<std::uint8_t, std::uint64_t>> sparse() const {
+        std::vector<std::pair<std::uint8_t, std::uint64_t>> out;
+        for (std::size_t w = 0; w < bits.size(); ++w)
+            if (bits[w]) out.emplace_back(static_cast<std::uint8_t>(w), bits[w]);
+        return out;
+    }
+    [[nodiscard]] bool has(const std::vector<std::pair<std::uint8_t, std::uint64_t>>& term) const noexcept {
+        for (const auto& [w, mask] : term)
+            if ((mask & ~bits[w]) != 0) return false;
+        return true;
+    }
+};
+
+template <class Key>
+class integer_map {
+public:
+    /// The value of `key`, or make()'s, stored for it. Inlined: indexing calls it once or twice per rune, and
+    /// nearly every call finds its key.
+    template <class Make>
+    [[gnu::always_inline]] std::uint32_t find_or_insert(Key key, Make&& make) {
+        const Key k = key + 1;  // 0 marks an empty slot
+        if (!slots_.empty()) {
+            const std::size_t mask = slots_.size() - 1;
+            for (std::size_t i = mix(k) & mask;; i = (i + 1) & mask) {
+                if (slots_[i].key == k) return slots_[i].value;
+                if (slots_[i].key == 0) break;
+            }
+        }
+        return insert(k, make());
+    }
+    [[nodiscard]] std::optional<std::uint32_t> find(Key key) const noexcept {
+        if (slots_.empty()) return std::nullopt;
+        const Key k = key + 1;
+        const std::size_t mask = slots_.size() - 1;
+        for (std::size_t i = mix(k) & mask;; i = (i + 1) & mask) {
+            if (slots_[i].key == k) return slots_[i].value;
+            if (slots_[i].key == 0) return std::nullopt;
+        }
+    }
+    [[nodiscard]] std::size_t size() const noexcept { return used_; }
+    /// Room for `n` keys without growing.
+    void reserve(std::size_t n) {
+        std::size_t want = 16;
+        while (want * 2 < n * 3) want *= 2;
+        if (want > slots_.size()) rehash(want);
+    }
+
+private:
+    struct slot {
+        Key key = 0;
+        std::uint32_t value = 0;
+    };
+    static std::size_t mix(std::uint64_t k) noexcept {
+        k ^= k >> 33;
+        k *= 0xFF51AFD7ED558CCDULL;
+        return static_cast<std::size_t>(k ^ (k >> 33));
+    }
+    void grow() { rehash(slots_.empty() ? 1024 : slots_.size() * 2); }
+    std::uint32_t insert(Key k, std::uint32_t value) {  // k is absent
+        if ((used_ + 1) * 3 > slots_.size() * 2) grow();
+        const std::size_t mask = slots_.size() - 1;
+        std::size_t i = mix(k) & mask;
+        while (slots_[i].key != 0) i = (i + 1) & mask;
+        slots_[i] = {k, value};
+        ++used_;
+        return value;
+    }
+    void rehash(std::size_t size) {
+        std::vector<slot> next(size);
+        const std::size_t mask = next.size() - 1;
+        for (const slot& sl : slots_) {
+            if (sl.key == 0) continue;
+            std::size_t i = mix(sl.key) & mask;
+            while (next[i].key != 0) i = (i + 1) & mask;
+            next[i] = sl;
+        }
+        slots_ = std::move(next);
+    }
+
+    std::vector<slot> slots_;
+    std::size_t used_ = 0;
+};
+
+/// Text -> 32-bit value. Open addressing over one byte arena: indexing a scope looks up every word of every
+/// entry, and std::unordered_map's node chasing dominated that.
+class string_map {
+public:
+    [[nodiscard]] std::size_t size() const noexcept { return spans_.size(); }
+    void reserve(std::size_t n) {
+        spans_.reserve(n);
+        arena_.reserve(n * 6);
+        std::size_t want = 256;
+        while (want < n * 2) want *= 2;
+        if (want > slots_.size()) rehash(want);
+    }
+
+    [[nodiscard]] std::optional<std::uint32_t> find(std::string_view s) const noexcept {
+        if (slots_.empty()) return std::nullopt;
+        const std::uint64_t h = hash(s);
+        const auto tag = static_cast<std::uint32_t>(h >> 32);
+        const std::size_t mask = slots_.size() - 1;
+        for (std::size_t i = h & mask;; i = (i + 1) & mask) {
+            const slot& sl = slots_[i];
+            if (sl.index == 0) return std::nullopt;
+            if (sl.tag == tag && text_of(sl.index - 1) == s) return spans_[sl.index - 1].value;
+        }
+    }
+    template <class Make>
+    std::uint32_t find_or_insert(std::string_view s, Make&& make) {
+        if ((spans_.size() + 1) * 2 > slots_.size()) grow();
+        const std::uint64_t h = hash(s);
+        const auto tag = static_cast<std::uint32_t>(h >> 32);
+        const std::size_t mask = slots_.size() - 1;
+        for (std::size_t i = h & mask;; i = (i + 1) & mask) {
+            slot& sl = slots_[i];
+            if (sl.index == 0) {
+                const std::uint32_t value = make();
+                spans_.push_back({static_cast<std::uint32_t>(arena_.size()), static_cast<std::uint32_t>(s.size()), tag, value});
+                arena_.append(s);
+                sl = {tag, static_cast<std::uint32_t>(spans_.size())};
+                return value;
+            }
+            if (sl.tag == tag && text_of(sl.index - 1) == s) return spans_[sl.index - 1].value;
+        }
+    }
+
+    /// Eight bytes at a time (tokens are short: one or two multiplications each), then a final mix.
+    static std::uint64_t hash(std::string_view s) noexcept {
+        const auto mix = [](std::uint64_t x) noexcept {
+            x *= 0x9E3779B97F4A7C15ULL;
+            return x ^ (x >> 32);
+        };
+        const char* p = s.data();
+        std::size_t n = s.size();
+        std::uint64_t h = 0x243F6A8885A308D3ULL ^ n, w = 0;
+        if (n > 8) {
+            for (; n > 8; p += 8, n -= 8) {
+                std::memcpy(&w, p, 8);
+                h = mix(h ^ w);
+            }
+            std::memcpy(&w, s.data() + s.size() - 8, 8);  // the last eight, overlapping
+        } else if (n >= 4) {
+            std::uint32_t a, b;
+            std::memcpy(&a, p, 4);
+            std::memcpy(&b, p + n - 4, 4);
+            w = (std::uint64_t{a} << 32) | b;
+        } else if (n > 0) {
+            w = (std::uint64_t{static_cast<unsigned char>(p[0])} << 16) | (std::uint64_t{static_cast<unsigned char>(p[n >> 1])} << 8) |
+                static_cast<unsigned char>(p[n - 1]);
+        }
+        h = mix(h ^ w);
+        h ^= h >> 29;
+        h *= 0xBF58476D1CE4E5B9ULL;
+        return h ^ (h >> 32);
+    }
+
+private:
+    struct slot {
+        std::uint32_t tag = 0;    // high half of the hash: most mismatches never compare text
+        std::uint32_t index = 0;  // into spans_, + 1; 0 = empty
+    };
+    struct span {
+        std::uint32_t offset, length, tag, value;
+    };
+    [[nodiscard]] std::string_view text_of(std::uint32_t index) const noexcept {
+        return std::string_view(arena_).substr(spans_[index].offset, spans_[index].length);
+    }
+    void grow() { rehash(slots_.empty() ? 256 : slots_.size() * 2); }
+    void rehash(std::size_t size) {
+        std::vector<slot> next(size);
+        const std::size_t mask = next.size() - 1;
+        for (std::uint32_t k = 0; k < spans_.size(); ++k) {
+            std::size_t i = hash(text_of(k)) & mask;
+            while (next[i].index != 0) i = (i + 1) & mask;
+            next[i] = {spans_[k].tag, k + 1};
+        }
+        slots_ = std::move(next);
+    }
+
+    std::string arena_;
+    std::vector<span> spans_;
+    std::vector<slot> slots_;
+};
+
+/// The tokens of one scope, each with a dense id of that scope (so that postings and stamps are sized by
+/// the scope, not by every token the process has seen). A CJK rune or bigram is found by its code points,
+/// never by hashing bytes; any other token by its text. A token of one or two CJK runes gets the same id
+/// whichever way it is looked up (keyword search relies on that).
+class vocabulary {
+public:
+    [[nodiscard]] std::uint32_t size() const noexcept { return next_; }
+    /// Room for the tokens of about `bytes` of text, so that indexing a scope rarely rehashes.
+    void reserve(std::size_t bytes) {
+        bigrams_.reserve(bytes / 12);
+        words_.reserve(bytes / 32);
+    }
+
+    [[gnu::always_inline]] std::uint32_t rune(char32_t c) {
+        return runes_.find_or_insert(static_cast<std::uint32_t>(c), [&] { return next_++; });
+    }
+    [[gnu::always_inline]] std::uint32_t bigram(char32_t a, char32_t b) {
+        return bigrams_.find_or_insert(bigram_key(a, b), [&] { return next_++; });
+    }
+    /// A word (no CJK rune in it): by its text.
+    std::uint32_t word(std::string_view w) {
+        return words_.find_or_insert(w, [&] { return next_++; });
+    }
+    /// Any token.
+    std::uint32_t token(std::string_view t) {
+        char32_t cp[2];
+        switch (short_cjk(t, cp)) {
+        case 1: return rune(cp[0]);
+        case 2: return bigram(cp[0], cp[1]);
+        default: return word(t);
+        }
+    }
+
+    [[nodiscard]] std::optional<std::uint32_t> find_rune(char32_t c) const noexcept { return runes_.find(static_cast<std::uint32_t>(c)); }
+    [[nodiscard]] std::optional<std::uint32_t> find_bigram(char32_t a, char32_t b) const noexcept { return bigrams_.find(bigram_key(a, b)); }
+    [[nodiscard]] std::optional<std::uint32_t> find_word(std::string_view w) const noexcept { return words_.find(w); }
+    [[nodiscard]] std::optional<std::uint32_t> find(std::string_view t) const noexcept {
+        char32_t cp[2];
+        switch (short_cjk(t, cp)) {
+        case 1: return find_rune(cp[0]);
+        case 2: return find_bigram(cp[0], cp[1]);
+        default: return find_word(t);
+        }
+    }
+
+    /// 1 or 2 when `t` is that many CJK runes (their code points in cp), else 0.
+    static int short_cjk(std::string_view t, char32_t (&cp)[2]) noexcept {
+        int n = 0;
+        for (std::size_t pos = 0; pos < t.size(); ++n) {
+            const auto r = text::decode_rune(t, pos);
+            if (n == 2 || !r.valid || !is_cjk(r.value)) return 0;
+            cp[n] = r.value;
+            pos += r.length;
+        }
+        return n;
+    }
+
+private:
+    static std::uint64_t bigram_key(char32_t a, char32_t b) noexcept { return std::uint64_t{a} << 21 | b; }
+
+    integer_map<std::uint32_t> runes_;
+    integer_map<std::uint64_t> bigrams_;
+    string_map words_;
+    std::uint32_t next_ = 0;
+};
+
+struct indexed_entry {
+    // One allocation for every id list of the entry, in this order:
+    //   tokens           token ids, each once
+    //   cjk_contains     Keyword search: a CJK term (a bigram or one rune) is a substring of a text exactly
+    //                    when the text's CJK runs contain it, i.e. when it is one of the text's bigrams or
+    //                    runes. These are their ids for the content, each once, but for those among the
+    //                    tokens (tokens are substrings of the text: the postings answer for them),
+    //   cjk_tag_contains and for the tags, once per tag holding it;
+    //   numbers          ids of the all-digit tokens, sorted.
+    std::vector<std::uint32_t> ids;
+    std::uint32_t token_end = 0, contains_end = 0, tag_contains_end = 0;
+    std::string lowered;                 // content, lower-cased (same length: see lower)
+    std::vector<std::string> lowered_tags;
+    std::uint64_t dedup = 0;             // dedup_key(content): exact duplicates, confirmed on a match
+    pair_filter content_pairs, tag_pairs;  // byte pairs inside word runs (see pair_filter)
+    float norm = 0;                      // of the embedding
+
+    [[nodiscard]] std::span<const std::uint32_t> tokens() const noexcept { return {ids.data(), token_end}; }
+    [[nodiscard]] std::span<const std::uint32_t> cjk_contains() const noexcept {
+        return {ids.data() + token_end, contains_end - token_end};
+    }
+    [[nodiscard]] std::span<const std::uint32_t> cjk_tag_contains() const noexcept {
+        return {ids.data() + contains_end, tag_contains_end - contains_end};
+    }
+    [[nodiscard]] std::span<const std::uint32_t> numbers() const noexcept {
+        return {ids.data() + tag_contains_end, ids.size() - tag_contains_end};
+    }
+};
+
+class id_buffer {
+public:
+    std::uint32_t* reserve(std::size_t n) {
+        if (n > capacity_) {
+            data_ = std::make_unique_for_overwrite<std::uint32_t[]>(n);
+            capacity_ = n;
+        }
+        return data_.get();
+    }
+
+private:
+    std::unique_ptr<std::uint32_t[]> data_;
+    std::size_t capacity_ = 0;
+};
+
+struct postings_table {
+    std::vector<std::uint32_t> offsets;  // token id -> start in items; size = dictionary size + 1
+    std::vector<std::uint32_t> items;    // entry positions, ascending within a token
+
+    [[nodiscard]] std::span<const std::uint32_t> of(std::uint32_t token) const noexcept {
+        if (static_cast<std::size_t>(token) + 1 >= offsets.size()) return {};
+        return {items.data() + offsets[token], offsets[token + 1] - offsets[token]};
+    }
+    template <class Entries, class Ids>
+    void build(std::size_t dictionary_size, const Entries& entries, Ids ids_of) {
+        offsets.assign(dictionary_size + 1, 0);
+        for (const auto& e : entries)
+            for (const std::uint32_t t : (e.*ids_of)()) ++offsets[t + 1];
+        for (std::size_t t = 0; t < dictionary_size; ++t) offsets[t + 1] += offsets[t];
+        items.resize(offsets[dictionary_size]);
+        // offsets[t] serves as token t's cursor, and ends at offsets[t + 1]: shifted back afterwards.
+        for (std::uint32_t pos = 0; pos < entries.size(); ++pos)
+            for (const std::uint32_t t : (entries[pos].*ids_of)()) items[offsets[t]++] = pos;
+        std::copy_backward(offsets.begin(), offsets.end() - 1, offsets.end());
+        offsets[0] = 0;
+    }
+};
+
+inline bool all_digits(std::string_view t) noexcept {
+    if (t.empty()) return false;
+    for (const char c : t)
+        if (c < '0' || c > '9') return false;
+    return true;
+}
+
+} // namespace ania::memory::detail
