@@ -356,6 +356,48 @@ TEST_CASE("search: everything newest first without a query; scored, filtered, li
     (void)c;
 }
 
+TEST_CASE("the index: reindex and the automatic compaction keep every result", "[memory][index]") {
+    ram_backend b;
+    plain_manager m(b, quiet_options());
+    const std::vector<std::string> facts = {
+        "小明喜欢喝咖啡，每天早上一杯", "Carol works at the coffee shop", "群规：禁止在群里发链接", "小红的生日是5月4日",
+        "Dave 的猫叫豆豆", "backup the wiki every Friday", "周末一起打羽毛球", "小周希望机器人称呼他为张三大人"};
+    for (const auto& f : facts) REQUIRE(m.save(g1, f, "", {"标签", "tag"}).status == save_status::saved);
+    const std::vector<std::string> probes = {"咖啡", "coffee", "群里", "生日", "猫", "wiki", "羽毛球", "张三", "小明喜欢喝咖啡"};
+    const auto results = [&](plain_manager& mm) {
+        std::vector<std::pair<std::vector<double>, std::string>> out;
+        for (const auto& q : probes) {
+            const auto rep = mm.near_duplicate(g1, q);
+            out.emplace_back(mm.scores(g1, q), rep.best ? rep.best->id + std::to_string(rep.best->score) : "");
+        }
+        return out;
+    };
+    const auto before = results(m);
+    m.reindex(g1);
+    CHECK(results(m) == before);
+
+    // Thousands of updates with new words each time: dead tokens pile up until the scope is indexed again.
+    const std::string victim = m.list(g1).back().id;
+    const std::string original = m.list(g1).back().content;
+    std::mt19937 rng(5);
+    std::size_t peak = 0;
+    for (int i = 0; i < 3000; ++i) {
+        std::string text = "scratch";
+        for (int k = 0; k < 8; ++k) text += " w" + std::to_string(rng());
+        text += " ";
+        ania::text::append_utf8(text, static_cast<char32_t>(0x4E00 + rng() % 20000));
+        ania::text::append_utf8(text, static_cast<char32_t>(0x4E00 + rng() % 20000));
+        REQUIRE(m.update(g1, victim, text, std::nullopt, std::nullopt).status == update_status::updated);
+        peak = std::max(peak, m.stats(g1).vocabulary);
+    }
+    CHECK(peak < 3 * 4096);  // 3000 updates brought about 30000 tokens; the vocabulary stayed small
+    REQUIRE(m.update(g1, victim, original, std::nullopt, std::nullopt).status == update_status::updated);
+    CHECK(results(m) == before);
+    plain_manager fresh(b, quiet_options());
+    CHECK(results(fresh) == before);
+    CHECK(m.stats(g1).entries == facts.size());
+}
+
 TEST_CASE("embeddings: a bonus when present, keywords only when the embedder fails, backfilled later", "[memory][embed]") {
     ram_backend b;
     scripted_embedder emb;

@@ -12,6 +12,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -133,6 +134,85 @@ private:
     std::size_t used_ = 0;
 };
 
+/// Two code points (a CJK bigram) -> 32-bit value, in 8-byte slots: the 42-bit key and a 22-bit value share
+/// one word, which halves the table that indexing probes once per CJK rune. Values that do not fit (a scope
+/// with over four million distinct tokens) live in a side map.
+class code_point_pair_map {
+public:
+    template <class Make>
+    [[gnu::always_inline]] std::uint32_t find_or_insert(char32_t a, char32_t b, Make&& make) {
+        const std::uint64_t k = key(a, b);
+        if (!slots_.empty()) {
+            const std::size_t mask = slots_.size() - 1;
+            for (std::size_t i = mix(k) & mask;; i = (i + 1) & mask) {
+                const std::uint64_t sl = slots_[i];
+                if ((sl & key_mask) == k) return value_of(sl, k);
+                if (sl == 0) break;
+            }
+        }
+        return insert(k, make());
+    }
+    [[nodiscard]] std::optional<std::uint32_t> find(char32_t a, char32_t b) const noexcept {
+        if (slots_.empty()) return std::nullopt;
+        const std::uint64_t k = key(a, b);
+        const std::size_t mask = slots_.size() - 1;
+        for (std::size_t i = mix(k) & mask;; i = (i + 1) & mask) {
+            const std::uint64_t sl = slots_[i];
+            if ((sl & key_mask) == k) return value_of(sl, k);
+            if (sl == 0) return std::nullopt;
+        }
+    }
+    void reserve(std::size_t n) {
+        std::size_t want = 16;
+        while (want * 2 < n * 3) want *= 2;
+        if (want > slots_.size()) rehash(want);
+    }
+
+private:
+    static constexpr unsigned key_bits = 42;
+    static constexpr std::uint64_t key_mask = (std::uint64_t{1} << key_bits) - 1;
+    static constexpr std::uint32_t overflow = (1u << (64 - key_bits)) - 1;  // value stored in overflow_
+
+    static std::uint64_t key(char32_t a, char32_t b) noexcept {  // + 1: 0 marks an empty slot
+        return ((std::uint64_t{a} << 21) | (b & 0x1FFFFFu)) + 1;
+    }
+    static std::size_t mix(std::uint64_t k) noexcept {
+        k ^= k >> 33;
+        k *= 0xFF51AFD7ED558CCDULL;
+        return static_cast<std::size_t>(k ^ (k >> 33));
+    }
+    [[nodiscard]] std::uint32_t value_of(std::uint64_t slot, std::uint64_t k) const noexcept {
+        const auto v = static_cast<std::uint32_t>(slot >> key_bits);
+        return v == overflow ? overflow_.find(k)->second : v;
+    }
+    std::uint32_t insert(std::uint64_t k, std::uint32_t value) {  // k is absent
+        if ((used_ + 1) * 3 > slots_.size() * 2) rehash(slots_.empty() ? 1024 : slots_.size() * 2);
+        const std::size_t mask = slots_.size() - 1;
+        std::size_t i = mix(k) & mask;
+        while (slots_[i] != 0) i = (i + 1) & mask;
+        const std::uint32_t stored = value < overflow ? value : overflow;
+        if (stored == overflow) overflow_.emplace(k, value);
+        slots_[i] = k | (std::uint64_t{stored} << key_bits);
+        ++used_;
+        return value;
+    }
+    void rehash(std::size_t size) {
+        std::vector<std::uint64_t> next(size, 0);
+        const std::size_t mask = next.size() - 1;
+        for (const std::uint64_t sl : slots_) {
+            if (sl == 0) continue;
+            std::size_t i = mix(sl & key_mask) & mask;
+            while (next[i] != 0) i = (i + 1) & mask;
+            next[i] = sl;
+        }
+        slots_ = std::move(next);
+    }
+
+    std::vector<std::uint64_t> slots_;
+    std::size_t used_ = 0;
+    std::unordered_map<std::uint64_t, std::uint32_t> overflow_;
+};
+
 /// Text -> 32-bit value. Open addressing over one byte arena: indexing a scope looks up every word of every
 /// entry, and std::unordered_map's node chasing dominated that.
 class string_map {
@@ -251,7 +331,7 @@ public:
         return runes_.find_or_insert(static_cast<std::uint32_t>(c), [&] { return next_++; });
     }
     [[gnu::always_inline]] std::uint32_t bigram(char32_t a, char32_t b) {
-        return bigrams_.find_or_insert(bigram_key(a, b), [&] { return next_++; });
+        return bigrams_.find_or_insert(a, b, [&] { return next_++; });
     }
     /// A word (no CJK rune in it): by its text.
     std::uint32_t word(std::string_view w) {
@@ -268,7 +348,7 @@ public:
     }
 
     [[nodiscard]] std::optional<std::uint32_t> find_rune(char32_t c) const noexcept { return runes_.find(static_cast<std::uint32_t>(c)); }
-    [[nodiscard]] std::optional<std::uint32_t> find_bigram(char32_t a, char32_t b) const noexcept { return bigrams_.find(bigram_key(a, b)); }
+    [[nodiscard]] std::optional<std::uint32_t> find_bigram(char32_t a, char32_t b) const noexcept { return bigrams_.find(a, b); }
     [[nodiscard]] std::optional<std::uint32_t> find_word(std::string_view w) const noexcept { return words_.find(w); }
     [[nodiscard]] std::optional<std::uint32_t> find(std::string_view t) const noexcept {
         char32_t cp[2];
@@ -292,10 +372,8 @@ public:
     }
 
 private:
-    static std::uint64_t bigram_key(char32_t a, char32_t b) noexcept { return std::uint64_t{a} << 21 | b; }
-
     integer_map<std::uint32_t> runes_;
-    integer_map<std::uint64_t> bigrams_;
+    code_point_pair_map bigrams_;
     string_map words_;
     std::uint32_t next_ = 0;
 };

@@ -81,6 +81,13 @@ struct update_result {
     std::string error;
 };
 
+/// The size of a scope's in-memory index: its entries, and the distinct tokens its vocabulary holds
+/// (including tokens of since-changed entries, until the scope is indexed again).
+struct scope_stats {
+    std::size_t entries = 0;
+    std::size_t vocabulary = 0;
+};
+
 struct search_hit {
     std::size_t index;  ///< position in the scope, oldest first
     double score;
@@ -202,6 +209,7 @@ public:
         si.entries[i] = e;
         si.idx[i] = make_index(si, e);
         rebuild_postings(si);
+        compact_if_stale(si);
         r.status = update_status::updated;
         r.updated = std::move(e);
         return r;
@@ -284,6 +292,14 @@ public:
         return index_of(s).entries.size();
     }
 
+    /// How big a scope's in-memory index is (loading it if needed).
+    scope_stats stats(const scope& s) {
+        if (!enabled()) return {};
+        std::lock_guard lock(mutex_);
+        const scope_index& si = index_of(s);
+        return {si.entries.size(), si.vocab.size()};
+    }
+
     /// Scopes that hold memories (from the backend).
     std::vector<std::string> scopes() const { return enabled() ? backend_.scopes() : std::vector<std::string>{}; }
 
@@ -358,6 +374,17 @@ public:
         scopes_.erase(s.str());
     }
 
+    /// Indexes a loaded scope again from the entries it holds (without reading the backend): a compact
+    /// vocabulary and fresh postings. The manager does this by itself when updates and forgets have left
+    /// the vocabulary mostly dead; loads the scope first if it is not loaded.
+    void reindex(const scope& s) {
+        if (!enabled()) return;
+        std::lock_guard lock(mutex_);
+        auto it = scopes_.find(s.str());
+        if (it == scopes_.end()) index_of(s);
+        else build_locked(it->second);
+    }
+
 private:
     static constexpr std::size_t npos = static_cast<std::size_t>(-1);
 
@@ -370,6 +397,7 @@ private:
         detail::postings_table cjk_content;  // CJK bigram/rune id -> positions containing it but not as a token
         detail::postings_table cjk_tags;     // ... -> one position per tag containing it
         bool postings_dirty = true;
+        std::uint32_t built_vocabulary = 0;  // vocab.size() after the last full build
         std::string last_timestamp;
     };
 
@@ -627,6 +655,7 @@ private:
         si.entries.push_back(e);
         si.postings_dirty = true;
         if (e.created_at > si.last_timestamp) si.last_timestamp = e.created_at;
+        compact_if_stale(si);
     }
 
     void rebuild_postings(scope_index& si) { si.postings_dirty = true; }
@@ -643,8 +672,21 @@ private:
     scope_index& index_of(const scope& s) {
         auto it = scopes_.find(s.str());
         if (it != scopes_.end()) return it->second;
-        scope_index si;
-        si.entries = backend_.load(s);
+        scope_index& si = scopes_[s.str()];
+        try {
+            si.entries = backend_.load(s);
+            build_locked(si);
+        } catch (...) {
+            scopes_.erase(s.str());  // a failed load leaves nothing half-built behind
+            throw;
+        }
+        return si;
+    }
+
+    /// Indexes si.entries from scratch: a fresh vocabulary, every entry, the postings.
+    void build_locked(scope_index& si) {
+        si.vocab = {};
+        si.idx.clear();
         si.idx.reserve(si.entries.size());
         std::size_t bytes = 0;
         for (const entry& e : si.entries) bytes += e.content.size();
@@ -653,8 +695,15 @@ private:
             si.idx.push_back(make_index(si, e));
             if (e.created_at > si.last_timestamp) si.last_timestamp = e.created_at;
         }
+        si.built_vocabulary = si.vocab.size();
+        si.postings_dirty = true;
         ensure_postings(si);
-        return scopes_.emplace(s.str(), std::move(si)).first->second;
+    }
+
+    /// Updates and forgets leave the ids of tokens no entry uses any more in the vocabulary (and in the
+    /// postings' offsets); once those could be most of it, the scope is indexed again from its entries.
+    void compact_if_stale(scope_index& si) {
+        if (si.vocab.size() > 2 * si.built_vocabulary + 4096) build_locked(si);
     }
 
     static std::size_t find_locked(const scope_index& si, std::string_view id) {
