@@ -3,6 +3,7 @@
 
 #include <random>
 #include <string>
+#include <vector>
 
 #include <ania/text/sha256.hpp>
 #include <ania/text/utf8.hpp>
@@ -91,6 +92,39 @@ TEST_CASE("white space is trimmed and folded as Go's strings.Fields does", "[tex
     CHECK(fold_whitespace(" \n\t ") == "");
     CHECK(trim("  中文  ") == "中文");
     CHECK(trim("\xE3\x80\x80 a b \xE3\x80\x80") == "a b");
+}
+
+TEST_CASE("trim and truncate_runes equal forward references on random text, invalid sequences included", "[text][property]") {
+    // trim() finds the end from the back; the reference decodes everything from the front.
+    const auto reference = [](std::string_view s) {
+        std::size_t begin = 0;
+        while (begin < s.size()) {
+            const auto r = decode_rune(s, begin);
+            if (!r.valid || !is_space(r.value)) break;
+            begin += r.length;
+        }
+        std::size_t end = begin;
+        for (std::size_t pos = begin; pos < s.size();) {
+            const auto r = decode_rune(s, pos);
+            pos += r.length;
+            if (!r.valid || !is_space(r.value)) end = pos;
+        }
+        return s.substr(begin, end - begin);
+    };
+    const std::vector<std::string> pieces = {" ", "\t", "a", "中", "\xE3\x80\x80", "\xC2\xA0", "\xE2\x80\x83", "\x80", "\xE3\x80",
+                                             "\xE3", "\xFF", "\xC2", "\xF0\x9F\x98\x80", "\xF0\x9F\x98", "\xE2\x80\xA8\x80"};
+    std::mt19937 rng(23);
+    for (int i = 0; i < 20000; ++i) {
+        std::string s;
+        for (int k = static_cast<int>(rng() % 8); k > 0; --k) s += pieces[rng() % pieces.size()];
+        INFO(s);
+        REQUIRE(trim(s) == reference(s));
+        for (const std::size_t k : {0, 1, 3, 40}) {
+            std::size_t pos = 0;
+            for (std::size_t runes = 0; pos < s.size() && runes < k; ++runes) pos += decode_rune(s, pos).length;
+            REQUIRE(truncate_runes(s, k) == s.substr(0, pos));
+        }
+    }
 }
 
 TEST_CASE("SHA-256 matches the FIPS 180-4 vectors", "[text][sha256]") {

@@ -741,33 +741,115 @@ private:
         return ts;
     }
 
+    /// The reference tokenizer's tokens of a candidate text, looked up in `vocab` as they are read (CJK by code
+    /// points; words lower-cased into a scratch buffer): known ids, each once, into scratch_known_ (all-digit
+    /// ones also into scratch_cand_numbers_); the distinct unknown tokens are counted.
+    void candidate_default_tokens(const detail::vocabulary& vocab, std::string_view content, std::size_t& unknown,
+                                  bool& unknown_number) {
+        ensure_stamps(vocab.size());
+        std::vector<std::uint64_t>& unknown_cjk = scratch_unknown_cjk_;  // rune: 1 << 63 | cp; bigram: a << 21 | b
+        std::string& words = scratch_words_;                            // lowered words, unknown ones kept
+        std::vector<std::pair<std::uint32_t, std::uint32_t>>& unknown_words = scratch_unknown_words_;
+        unknown_cjk.clear();
+        words.clear();
+        unknown_words.clear();
+        const auto found = [&](std::optional<std::uint32_t> id) {
+            if (id && mark(*id)) scratch_known_.push_back(*id);
+            return id.has_value();
+        };
+        std::size_t word = std::string::npos;  // start of the current word in `words`
+        const auto end_word = [&] {
+            if (word == std::string::npos) return;
+            const std::string_view w = std::string_view(words).substr(word);
+            const auto id = vocab.find_word(w);
+            if (id) {
+                if (mark(*id)) {
+                    scratch_known_.push_back(*id);
+                    if (detail::all_digits(w)) scratch_cand_numbers_.push_back(*id);
+                }
+                words.resize(word);
+            } else {
+                unknown_words.emplace_back(static_cast<std::uint32_t>(word), static_cast<std::uint32_t>(w.size()));
+                unknown_number = unknown_number || detail::all_digits(w);
+            }
+            word = std::string::npos;
+        };
+        char32_t run[3];  // the first runes of the current CJK run
+        std::size_t run_length = 0;
+        const auto end_run = [&] {
+            if (run_length >= 1 && run_length <= 3)
+                for (std::size_t i = 0; i < run_length; ++i)
+                    if (!found(vocab.find_rune(run[i]))) unknown_cjk.push_back(std::uint64_t{1} << 63 | run[i]);
+            run_length = 0;
+        };
+        char32_t prev = 0;
+        for (std::size_t pos = 0; pos < content.size();) {
+            const auto r = text::decode_rune(content, pos);
+            const char32_t c = r.valid ? to_lower(r.value) : 0;
+            if (r.valid && is_cjk(c)) {
+                end_word();
+                if (run_length > 0 && !found(vocab.find_bigram(prev, c))) unknown_cjk.push_back(std::uint64_t{prev} << 21 | c);
+                if (run_length < 3) run[run_length] = c;
+                ++run_length;
+                prev = c;
+            } else if (r.valid && is_word_rune(c)) {
+                end_run();
+                if (word == std::string::npos) word = words.size();
+                text::append_utf8(words, c);
+            } else {
+                end_run();
+                end_word();
+            }
+            pos += r.length;
+        }
+        end_run();
+        end_word();
+        next_epoch();
+        std::sort(unknown_cjk.begin(), unknown_cjk.end());
+        unknown = static_cast<std::size_t>(std::unique(unknown_cjk.begin(), unknown_cjk.end()) - unknown_cjk.begin());
+        std::vector<std::string_view>& views = scratch_views_;
+        views.clear();
+        for (const auto& [at, length] : unknown_words) views.emplace_back(std::string_view(words).substr(at, length));
+        std::sort(views.begin(), views.end());
+        unknown += static_cast<std::size_t>(std::unique(views.begin(), views.end()) - views.begin());
+    }
+
     near_duplicate_report near_duplicate_locked(scope_index& si, std::string_view content) {
         ensure_postings(si);
         near_duplicate_report rep;
         const std::size_t n = si.entries.size();
         if (n == 0) return rep;
         // Folding white space never changes tokens (white space only separates), so it is skipped here.
-        const std::string low = lower(content);
         // Candidate tokens: known ids (deduplicated by stamp) and unknown ones (counted only).
-        std::vector<std::uint32_t> known;
-        std::vector<std::string_view> unknown;
-        std::vector<std::uint32_t> cand_numbers;
-        tokenizer_(low, [&](std::string_view t) {
-            if (const auto id = si.vocab.find(t)) {
-                if (mark(*id)) {
-                    known.push_back(*id);
-                    if (detail::all_digits(t)) cand_numbers.push_back(*id);
+        std::vector<std::uint32_t>& known = scratch_known_;
+        std::vector<std::uint32_t>& cand_numbers = scratch_cand_numbers_;
+        known.clear();
+        cand_numbers.clear();
+        std::size_t unknown = 0;
+        bool cand_unknown_number = false;  // a number no stored entry has ever contained
+        if constexpr (std::is_same_v<Tokenizer, cjk_bigram_tokenizer>) {
+            candidate_default_tokens(si.vocab, content, unknown, cand_unknown_number);
+        } else {
+            const std::string low = lower(content);
+            std::vector<std::string_view> unknown_tokens;
+            ensure_stamps(si.vocab.size());
+            tokenizer_(low, [&](std::string_view t) {
+                if (const auto id = si.vocab.find(t)) {
+                    if (mark(*id)) {
+                        known.push_back(*id);
+                        if (detail::all_digits(t)) cand_numbers.push_back(*id);
+                    }
+                } else {
+                    unknown_tokens.push_back(t);
                 }
-            } else {
-                unknown.push_back(t);
-            }
-        });
-        next_epoch();
-        std::sort(unknown.begin(), unknown.end());
-        unknown.erase(std::unique(unknown.begin(), unknown.end()), unknown.end());
+            });
+            next_epoch();
+            std::sort(unknown_tokens.begin(), unknown_tokens.end());
+            unknown_tokens.erase(std::unique(unknown_tokens.begin(), unknown_tokens.end()), unknown_tokens.end());
+            unknown = unknown_tokens.size();
+            cand_unknown_number = std::any_of(unknown_tokens.begin(), unknown_tokens.end(), detail::all_digits);
+        }
         std::sort(cand_numbers.begin(), cand_numbers.end());
-        // A number no stored entry has ever contained differs from every entry's numbers.
-        const bool cand_unknown_number = std::any_of(unknown.begin(), unknown.end(), detail::all_digits);
         const bool cand_has_numbers = cand_unknown_number || !cand_numbers.empty();
 
         std::vector<double>& inter = scratch_inter_;  // reused: no allocation per check
@@ -788,7 +870,7 @@ private:
             wa = static_cast<double>(known.size());
             inter.assign(counts.begin(), counts.end());
         }
-        wa += static_cast<double>(unknown.size()) * sim_.weight(0, n);
+        wa += static_cast<double>(unknown) * sim_.weight(0, n);
         for (std::size_t i = 0; i < n; ++i) {
             double wb;
             if constexpr (Similarity::weighted) {
@@ -872,6 +954,11 @@ private:
     std::mt19937_64 rng_;
     std::map<std::string, scope_index, std::less<>> scopes_;
     std::vector<double> scratch_inter_;
+    std::vector<std::uint32_t> scratch_known_, scratch_cand_numbers_;  // near_duplicate_locked
+    std::vector<std::uint64_t> scratch_unknown_cjk_;
+    std::string scratch_words_;
+    std::vector<std::pair<std::uint32_t, std::uint32_t>> scratch_unknown_words_;
+    std::vector<std::string_view> scratch_views_;
     std::vector<std::uint32_t> scratch_counts_;
     std::vector<std::uint32_t> scratch_tokens_, scratch_contains_, scratch_numbers_, scratch_tag_contains_;  // make_index
     detail::id_buffer run_tokens_, run_contains_;  // index_default

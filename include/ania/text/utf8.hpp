@@ -159,6 +159,7 @@ inline bool repair_utf8_in_place(std::string& s) {
 
 /// The longest prefix of `s` holding at most `max_runes` code points; never splits a sequence.
 [[nodiscard]] inline std::string_view truncate_runes(std::string_view s, std::size_t max_runes) noexcept {
+    if (s.size() <= max_runes) return s;  // never more runes than bytes
     std::size_t runes = 0, pos = 0;
     while (pos < s.size() && runes < max_runes) {
         pos += decode_rune(s, pos).length;
@@ -187,11 +188,15 @@ inline bool repair_utf8_in_place(std::string& s) {
         if (!r.valid || !is_space(r.value)) break;
         begin += r.length;
     }
-    std::size_t end = begin, pos = begin;
-    while (pos < s.size()) {
-        const decoded_rune r = decode_rune(s, pos);
-        pos += r.length;
-        if (!r.valid || !is_space(r.value)) end = pos;
+    // From the back: a lead byte always starts a rune of the forward decoding, so the last rune is the one
+    // starting at the last non-continuation byte, when it reaches the end exactly.
+    std::size_t end = s.size();
+    while (end > begin) {
+        std::size_t j = end - 1;
+        while (j > begin && end - j < 4 && (static_cast<unsigned char>(s[j]) & 0xC0) == 0x80) --j;
+        const decoded_rune r = decode_rune(s, j);
+        if (!r.valid || j + r.length != end || !is_space(r.value)) break;
+        end = j;
     }
     return s.substr(begin, end - begin);
 }
