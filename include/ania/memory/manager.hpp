@@ -118,6 +118,8 @@ public:
     /// False when the backend could not be set up: register no memory tools then (SPEC §4).
     [[nodiscard]] bool enabled() const { return backend_.enabled(); }
     [[nodiscard]] const manager_options& options() const noexcept { return opt_; }
+    /// The near-duplicate policy. Weights are cached per scope: changing how the policy weighs tokens
+    /// takes effect for a scope after its next change or reindex().
     [[nodiscard]] Similarity& similarity() noexcept { return sim_; }
 
     /// The content as it would be stored: trimmed, then cut to max_content_runes (rune-safe), valid UTF-8.
@@ -396,6 +398,8 @@ private:
         detail::postings_table postings;     // token id -> positions, ascending
         detail::postings_table cjk_content;  // CJK bigram/rune id -> positions containing it but not as a token
         detail::postings_table cjk_tags;     // ... -> one position per tag containing it
+        std::vector<double> entry_weight;       // W(B) of each entry under the similarity policy
+        std::vector<std::uint8_t> has_numbers;  // whether each entry has all-digit tokens
         bool postings_dirty = true;
         std::uint32_t built_vocabulary = 0;  // vocab.size() after the last full build
         std::string last_timestamp;
@@ -472,16 +476,40 @@ private:
         return x;
     }
 
-    /// How indexing sees one rune (see read_rune).
+    /// How indexing sees one rune (see peek_rune).
     enum class rune_kind : std::uint8_t { other, word, cjk, invalid };
     struct read_result {
-        char32_t c;         // lower-cased
+        char32_t c;         // lower-cased (for an invalid sequence: U+FFFD)
+        char32_t original;  // as written
         std::uint8_t length;
         rune_kind kind;
     };
 
-    /// Reads the rune at `pos` of `in` for index_default: writes it lower-cased to out[pos..] (same length:
-    /// see lower), feeds it to the dedup stream, and classifies it for the tokenizer.
+    /// The rune at `pos` of `in`, lower-cased and classified for the tokenizer; ASCII and U+3000..U+9FFF
+    /// (CJK) without the general decoder. Inlined: indexing and the near-duplicate check call it per rune.
+    [[gnu::always_inline]] static read_result peek_rune(std::string_view in, std::size_t pos) noexcept {
+        const auto b = static_cast<unsigned char>(in[pos]);
+        if (b < 0x80) {
+            const auto c = static_cast<char32_t>(b >= 'A' && b <= 'Z' ? b + 32 : b);
+            const bool word = (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
+            return {c, b, 1, word ? rune_kind::word : rune_kind::other};
+        }
+        if (b >= 0xE3 && b <= 0xE9 && pos + 2 < in.size() && (static_cast<unsigned char>(in[pos + 1]) & 0xC0) == 0x80 &&
+            (static_cast<unsigned char>(in[pos + 2]) & 0xC0) == 0x80) {  // lower-casing is the identity here
+            const char32_t c = (char32_t{b & 0x0Fu} << 12) | (char32_t{static_cast<unsigned char>(in[pos + 1]) & 0x3Fu} << 6) |
+                               (static_cast<unsigned char>(in[pos + 2]) & 0x3Fu);
+            const bool cjk = c >= 0x4E00 || (c >= 0x3400 && c <= 0x4DBF) || (c >= 0x3040 && c <= 0x30FF);  // is_cjk here
+            return {c, c, 3, cjk ? rune_kind::cjk : is_word_rune(c) ? rune_kind::word : rune_kind::other};
+        }
+        const auto r = text::decode_rune(in, pos);
+        if (!r.valid) return {r.value, r.value, r.length, rune_kind::invalid};
+        const char32_t c = to_lower(r.value);
+        return {c, r.value, r.length, is_cjk(c) ? rune_kind::cjk : is_word_rune(c) ? rune_kind::word : rune_kind::other};
+    }
+
+    /// peek_rune, and also: the rune written lower-cased to out[pos..] (same length: see lower) and fed to the
+    /// dedup stream (dedup_fold of the lower-cased rune is that of the rune). Its own fast paths: indexing
+    /// spends most of its time here.
     template <class Dedup>
     [[gnu::always_inline]] static read_result read_rune(std::string_view in, std::size_t pos, char* out, Dedup& dedup) noexcept {
         const auto b = static_cast<unsigned char>(in[pos]);
@@ -491,28 +519,17 @@ private:
             if (b == ' ' || (b >= '\t' && b <= '\r')) dedup.space();
             else dedup.folded(c);
             const bool word = (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
-            return {c, 1, word ? rune_kind::word : rune_kind::other};
+            return {c, b, 1, word ? rune_kind::word : rune_kind::other};
         }
-        if (b >= 0xE3 && b <= 0xE9 && pos + 2 < in.size() && (static_cast<unsigned char>(in[pos + 1]) & 0xC0) == 0x80 &&
-            (static_cast<unsigned char>(in[pos + 2]) & 0xC0) == 0x80) {
-            // U+3000..U+9FFF: lower-casing and dedup_fold are the identity but for U+3000 (a space)
-            const char32_t c = (char32_t{b & 0x0Fu} << 12) | (char32_t{static_cast<unsigned char>(in[pos + 1]) & 0x3Fu} << 6) |
-                               (static_cast<unsigned char>(in[pos + 2]) & 0x3Fu);
-            if (c == 0x3000) dedup.space();
-            else dedup.folded(c);
-            const bool cjk = c >= 0x4E00 || (c >= 0x3400 && c <= 0x4DBF) || (c >= 0x3040 && c <= 0x30FF);  // is_cjk here
-            return {c, 3, cjk ? rune_kind::cjk : is_word_rune(c) ? rune_kind::word : rune_kind::other};
-        }
-        const auto r = text::decode_rune(in, pos);
-        if (!r.valid) {
+        const read_result r = peek_rune(in, pos);
+        if (r.kind == rune_kind::invalid) {
             dedup.invalid(in.substr(pos, r.length));
-            return {r.value, r.length, rune_kind::invalid};
+        } else {
+            if (r.c != r.original) text::encode_utf8(r.c, out + pos);
+            if (r.c > 0x3000 && r.c < 0xA000) dedup.folded(r.c);  // dedup_fold is the identity, none is a space
+            else dedup.valid(r.c);
         }
-        dedup.valid(r.value);
-        const char32_t c = to_lower(r.value);
-        if (c != r.value) text::encode_utf8(c, out + pos);
-        const rune_kind k = is_cjk(c) ? rune_kind::cjk : is_word_rune(c) ? rune_kind::word : rune_kind::other;
-        return {c, r.length, k};
+        return r;
     }
 
     /// The reference tokenizer (see for_each_token_lowered) fused with everything else an entry's index needs,
@@ -666,6 +683,20 @@ private:
         si.postings.build(si.vocab.size(), si.idx, &x::tokens);
         si.cjk_content.build(si.vocab.size(), si.idx, &x::cjk_contains);
         si.cjk_tags.build(si.vocab.size(), si.idx, &x::cjk_tag_contains);
+        const std::size_t n = si.idx.size();
+        si.entry_weight.resize(n);
+        si.has_numbers.resize(n);
+        for (std::size_t i = 0; i < n; ++i) {
+            const detail::indexed_entry& e = si.idx[i];
+            if constexpr (Similarity::weighted) {  // depends on every entry's tokens: recomputed on each change
+                double w = 0;
+                for (const std::uint32_t t : e.tokens()) w += sim_.weight(si.postings.of(t).size(), n);
+                si.entry_weight[i] = w;
+            } else {
+                si.entry_weight[i] = static_cast<double>(e.token_end);
+            }
+            si.has_numbers[i] = !e.numbers().empty();
+        }
         si.postings_dirty = false;
     }
 
@@ -784,18 +815,18 @@ private:
         };
         char32_t prev = 0;
         for (std::size_t pos = 0; pos < content.size();) {
-            const auto r = text::decode_rune(content, pos);
-            const char32_t c = r.valid ? to_lower(r.value) : 0;
-            if (r.valid && is_cjk(c)) {
+            const read_result r = peek_rune(content, pos);
+            if (r.kind == rune_kind::cjk) {
                 end_word();
-                if (run_length > 0 && !found(vocab.find_bigram(prev, c))) unknown_cjk.push_back(std::uint64_t{prev} << 21 | c);
-                if (run_length < 3) run[run_length] = c;
+                if (run_length > 0 && !found(vocab.find_bigram(prev, r.c))) unknown_cjk.push_back(std::uint64_t{prev} << 21 | r.c);
+                if (run_length < 3) run[run_length] = r.c;
                 ++run_length;
-                prev = c;
-            } else if (r.valid && is_word_rune(c)) {
+                prev = r.c;
+            } else if (r.kind == rune_kind::word) {
                 end_run();
                 if (word == std::string::npos) word = words.size();
-                text::append_utf8(words, c);
+                if (r.length == 1) words.push_back(static_cast<char>(r.c));
+                else text::append_utf8(words, r.c);
             } else {
                 end_run();
                 end_word();
@@ -853,6 +884,7 @@ private:
         const bool cand_has_numbers = cand_unknown_number || !cand_numbers.empty();
 
         std::vector<double>& inter = scratch_inter_;  // reused: no allocation per check
+        std::vector<std::uint32_t>& counts = scratch_counts_;
         double wa = 0;
         const auto df = [&](std::uint32_t t) { return si.postings.of(t).size(); };
         if constexpr (Similarity::weighted) {
@@ -862,33 +894,38 @@ private:
                 wa += w;
                 for (const std::uint32_t pos : si.postings.of(t)) inter[pos] += w;
             }
-        } else {  // unit weights: count in integers, convert once
-            std::vector<std::uint32_t>& counts = scratch_counts_;
+        } else {  // unit weights: count in integers
             counts.assign(n, 0);
             for (const std::uint32_t t : known)
                 for (const std::uint32_t pos : si.postings.of(t)) ++counts[pos];
             wa = static_cast<double>(known.size());
-            inter.assign(counts.begin(), counts.end());
         }
         wa += static_cast<double>(unknown) * sim_.weight(0, n);
+        // Per entry only compact arrays are read (W(B) and whether it holds numbers), not the entries' index.
+        const double* const wb = si.entry_weight.data();
+        const std::uint8_t* const has_numbers = si.has_numbers.data();
+        std::size_t best = 0;
+        double best_score = -1;
+        std::vector<std::pair<std::size_t, double>>& similar = scratch_similar_;
+        similar.clear();
         for (std::size_t i = 0; i < n; ++i) {
-            double wb;
-            if constexpr (Similarity::weighted) {
-                wb = 0;
-                for (const std::uint32_t t : si.idx[i].tokens()) wb += sim_.weight(df(t), n);
-            } else {
-                wb = static_cast<double>(si.idx[i].token_end);
+            const bool numbers_differ = cand_has_numbers && has_numbers[i] &&
+                                        (cand_unknown_number || !std::ranges::equal(si.idx[i].numbers(), cand_numbers));
+            double in;
+            if constexpr (Similarity::weighted) in = inter[i];
+            else in = static_cast<double>(counts[i]);
+            const double score = sim_.score(in, wa, wb[i], numbers_differ);
+            if (score > best_score) {  // ties: the oldest
+                best = i;
+                best_score = score;
             }
-            const auto nums = si.idx[i].numbers();
-            const bool numbers_differ =
-                cand_has_numbers && !nums.empty() && (cand_unknown_number || !std::ranges::equal(nums, cand_numbers));
-            const double score = sim_.score(inter[i], wa, wb, numbers_differ);
-            if (!rep.best || score > rep.best->score) rep.best = similar_entry{i, si.entries[i].id, score};
-            if (score >= sim_.threshold) rep.similar.push_back({i, si.entries[i].id, score});
+            if (score >= sim_.threshold) similar.emplace_back(i, score);
         }
-        rep.is_duplicate = rep.best && rep.best->score >= sim_.threshold;
-        std::stable_sort(rep.similar.begin(), rep.similar.end(), [](const auto& a, const auto& b) { return a.score > b.score; });
-        if (rep.similar.size() > 3) rep.similar.resize(3);
+        rep.best = similar_entry{best, si.entries[best].id, best_score};
+        std::stable_sort(similar.begin(), similar.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
+        for (std::size_t k = 0; k < similar.size() && k < 3; ++k)
+            rep.similar.push_back({similar[k].first, si.entries[similar[k].first].id, similar[k].second});
+        rep.is_duplicate = best_score >= sim_.threshold;
         return rep;
     }
 
@@ -955,6 +992,7 @@ private:
     std::map<std::string, scope_index, std::less<>> scopes_;
     std::vector<double> scratch_inter_;
     std::vector<std::uint32_t> scratch_known_, scratch_cand_numbers_;  // near_duplicate_locked
+    std::vector<std::pair<std::size_t, double>> scratch_similar_;
     std::vector<std::uint64_t> scratch_unknown_cjk_;
     std::string scratch_words_;
     std::vector<std::pair<std::uint32_t, std::uint32_t>> scratch_unknown_words_;
