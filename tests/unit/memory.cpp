@@ -398,6 +398,74 @@ TEST_CASE("the index: reindex and the automatic compaction keep every result", "
     CHECK(m.stats(g1).entries == facts.size());
 }
 
+TEMPLATE_TEST_CASE("the index equals a naive reference on random text (property)", "[memory][index][property]",
+                   cjk_bigram_tokenizer, wrapped_reference_tokenizer) {
+    // Entries go straight into the backend, so stored text may hold what save() would have repaired
+    // (invalid bytes), next to case, full-width forms, Greek, kana, Hangul, emoji and every kind of space.
+    const std::vector<std::string> pieces = {"a", "B", "file", "Profile", "42", "7", " ", "\t", "\xE3\x80\x80", "中", "文", "群",
+                                             "规", "里", "ｆｕｌｌ", "Ａ", "ΑΒΓ", "ü", "É", "か", "한", "😀", "，", "!", "\xFF",
+                                             "\xE4\xB8", "\x80", "\xC2\xA0", "\xE2\x80\x83", "-", "_"};
+    std::mt19937 rng(11);
+    const auto random_text = [&](int max_pieces) {
+        std::string t;
+        for (int k = 1 + static_cast<int>(rng() % static_cast<unsigned>(max_pieces)); k > 0; --k) t += pieces[rng() % pieces.size()];
+        return t;
+    };
+    for (int round = 0; round < 20; ++round) {
+        ram_backend b;
+        std::vector<entry> stored;
+        for (int i = 0; i < 30; ++i) {
+            entry e;
+            e.id = std::to_string(10000000 + i);
+            e.content = random_text(12);
+            for (int k = static_cast<int>(rng() % 3); k > 0; --k) e.tags.push_back(random_text(3));
+            e.created_at = ania::detail::utc_timestamp(std::chrono::system_clock::time_point{} + std::chrono::seconds(1'700'000'000 + i));
+            b.insert(g1, e);
+            stored.push_back(e);
+        }
+        memory_manager<ram_backend, no_embedder, TestType> m(b, quiet_options());
+        const auto token_set = [](std::string_view t) {
+            const auto v = tokenize(t);
+            return std::set<std::string>(v.begin(), v.end());
+        };
+        for (int q = 0; q < 40; ++q) {
+            const std::string probe = random_text(8);
+            const std::string clean(ania::text::trim(ania::text::repair_utf8(probe)));
+            INFO("probe " << probe);
+            // Near duplicates: Dice over token sets, the oldest of equal scores.
+            const auto a = token_set(clean);
+            double best = -1;
+            std::size_t best_i = 0;
+            for (std::size_t i = 0; i < stored.size(); ++i) {
+                const auto bset = token_set(stored[i].content);
+                std::size_t inter = 0;
+                for (const auto& t : a) inter += bset.count(t);
+                const double d = a.size() + bset.size() ? 2.0 * static_cast<double>(inter) / static_cast<double>(a.size() + bset.size()) : 0.0;
+                if (d > best) best = d, best_i = i;
+            }
+            const auto rep = m.near_duplicate(g1, probe);
+            REQUIRE(rep.best);
+            CHECK(rep.best->score == Approx(best).margin(1e-12));
+            CHECK(rep.best->index == best_i);
+            // Keyword scores: +10 per term the lower-cased content contains, +20 per tag containing it.
+            std::vector<double> want(stored.size(), 0.0);
+            for (const auto& term : tokenize(clean))
+                for (std::size_t i = 0; i < stored.size(); ++i) {
+                    if (lower(stored[i].content).find(term) != std::string::npos) want[i] += 10;
+                    for (const auto& tag : stored[i].tags)
+                        if (lower(tag).find(term) != std::string::npos) want[i] += 20;
+                }
+            CHECK(m.scores(g1, probe) == want);
+        }
+        // Exact duplicates of stored text (in another case / width / spacing) are found by save().
+        const entry& pick = stored[rng() % stored.size()];
+        const std::string variant = "  " + pick.content + "\xE3\x80\x80";
+        const auto r = m.save(g1, variant);
+        if (!normalize_for_dedup(ania::text::repair_utf8(pick.content)).empty() && ania::text::is_valid_utf8(pick.content))
+            CHECK(r.status == save_status::exact_duplicate);
+    }
+}
+
 TEST_CASE("embeddings: a bonus when present, keywords only when the embedder fails, backfilled later", "[memory][embed]") {
     ram_backend b;
     scripted_embedder emb;

@@ -21,6 +21,10 @@
 
 namespace ania::memory::detail {
 
+/// 1024-bit set of hashed adjacent byte pairs: "contains substring t" is impossible unless every pair of t
+/// is in it, which rules most entries out before a real search. An index adds only the pairs inside the
+/// text's word runs (add_word_runs): a term that is itself one word run can occur only inside one of those,
+/// and the filter is consulted for such terms only (is_word_run).
 struct pair_filter {
     std::array<std::uint64_t, 16> bits{};
     static std::uint32_t slot(unsigned char a, unsigned char b) noexcept {
@@ -64,6 +68,8 @@ struct pair_filter {
     }
 };
 
+/// Integer key -> 32-bit value, open addressing (linear probing, at most 2/3 full) with key and value side by
+/// side, so that a probe touches one cache line.
 template <class Key>
 class integer_map {
 public:
@@ -378,6 +384,7 @@ private:
     std::uint32_t next_ = 0;
 };
 
+/// What one entry contributes to its scope's index; ids are the scope's vocabulary ids.
 struct indexed_entry {
     // One allocation for every id list of the entry, in this order:
     //   tokens           token ids, each once
@@ -407,6 +414,7 @@ struct indexed_entry {
     }
 };
 
+/// Scratch space for ids that is never initialised (std::vector would zero it on every resize).
 class id_buffer {
 public:
     std::uint32_t* reserve(std::size_t n) {
@@ -422,6 +430,7 @@ private:
     std::size_t capacity_ = 0;
 };
 
+/// Posting lists of a whole scope in two arrays (compressed rows): one allocation instead of one per token.
 struct postings_table {
     std::vector<std::uint32_t> offsets;  // token id -> start in items; size = dictionary size + 1
     std::vector<std::uint32_t> items;    // entry positions, ascending within a token
