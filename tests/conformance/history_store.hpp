@@ -96,5 +96,18 @@ inline std::vector<ania::message> sample_turn(const std::string& tag) {
             CHECK(store->load("s").size() == 9);                                                                      \
             store->drop_front("s", 100);                                                                              \
             CHECK(store->load("s").empty());                                                                          \
+            /* every cut of 12 messages: fewer, as many and more remaining than dropped */                            \
+            std::vector<ania::message> twelve = t;                                                                    \
+            twelve.insert(twelve.end(), t2.begin(), t2.end());                                                        \
+            for (std::size_t k = 1; k <= twelve.size(); ++k) {                                                        \
+                const std::string id = "cut" + std::to_string(k);                                                     \
+                store->append(id, twelve);                                                                            \
+                store->drop_front(id, k);                                                                             \
+                CHECK(store->load(id) == std::vector<ania::message>(twelve.begin() + static_cast<std::ptrdiff_t>(k), twelve.end())); \
+                store->append(id, t2);                                                                                \
+                const auto after = store->load(id);                                                                   \
+                REQUIRE(after.size() == twelve.size() - k + t2.size());                                               \
+                CHECK(std::vector<ania::message>(after.end() - static_cast<std::ptrdiff_t>(t2.size()), after.end()) == t2); \
+            }                                                                                                         \
         }                                                                                                             \
     }

@@ -253,13 +253,21 @@ public:
             bind_text(d, 1, session);
             sqlite3_bind_int64(d, 2, kk);
             step_done_locked(d, "drop_front");
-            // Two passes through negative numbers: an UPDATE may visit rows in any order, and the primary key
-            // must hold after every row.
-            sqlite3_stmt* u1 = stmt_locked(shift1_, "UPDATE ania_chat_message SET seq = -1 - (seq - ?2) WHERE session_id = ?1");
-            bind_text(u1, 1, session);
-            sqlite3_bind_int64(u1, 2, kk);
-            step_done_locked(u1, "drop_front");
-            exec_bound_locked(shift2_, "UPDATE ania_chat_message SET seq = -1 - seq WHERE session_id = ?1", session);
+            // An UPDATE may visit rows in any order, and the primary key must hold after every row. When no
+            // more rows remain than were dropped (halving), every new seq lies in the freed range [0, kk): one
+            // pass. Otherwise two passes through negative numbers.
+            if (n - kk <= kk) {
+                sqlite3_stmt* u = stmt_locked(shift_, "UPDATE ania_chat_message SET seq = seq - ?2 WHERE session_id = ?1");
+                bind_text(u, 1, session);
+                sqlite3_bind_int64(u, 2, kk);
+                step_done_locked(u, "drop_front");
+            } else {
+                sqlite3_stmt* u1 = stmt_locked(shift1_, "UPDATE ania_chat_message SET seq = -1 - (seq - ?2) WHERE session_id = ?1");
+                bind_text(u1, 1, session);
+                sqlite3_bind_int64(u1, 2, kk);
+                step_done_locked(u1, "drop_front");
+                exec_bound_locked(shift2_, "UPDATE ania_chat_message SET seq = -1 - seq WHERE session_id = ?1", session);
+            }
             set_count_locked(session, n - kk, now);
         });
     }
@@ -283,7 +291,7 @@ private:
 
     void close_locked() {
         load_.reset(); select_count_.reset(); insert_session_.reset(); insert_msg_.reset(); update_count_.reset();
-        del_msgs_.reset(); del_session_.reset(); drop_.reset(); shift1_.reset(); shift2_.reset();
+        del_msgs_.reset(); del_session_.reset(); drop_.reset(); shift_.reset(); shift1_.reset(); shift2_.reset();
         db_.reset();  // after the statements
     }
 
@@ -397,7 +405,7 @@ private:
     bool disabled_ = false;
     detail::sqlite_db db_;  // declared before the statements: destroyed after them
     detail::sqlite_stmt load_, select_count_, insert_session_, insert_msg_, update_count_, del_msgs_, del_session_,
-        drop_, shift1_, shift2_;
+        drop_, shift_, shift1_, shift2_;
 };
 
 static_assert(prefix_dropping_store<sqlite_store>);
