@@ -68,6 +68,13 @@ struct pair_filter {
     }
 };
 
+/// The slot hash of the integer-keyed tables (MurmurHash3's finaliser, halved).
+inline std::size_t mix_key(std::uint64_t k) noexcept {
+    k ^= k >> 33;
+    k *= 0xFF51AFD7ED558CCDULL;
+    return static_cast<std::size_t>(k ^ (k >> 33));
+}
+
 /// Integer key -> 32-bit value, open addressing (linear probing, at most 2/3 full) with key and value side by
 /// side, so that a probe touches one cache line.
 template <class Key>
@@ -109,11 +116,7 @@ private:
         Key key = 0;
         std::uint32_t value = 0;
     };
-    static std::size_t mix(std::uint64_t k) noexcept {
-        k ^= k >> 33;
-        k *= 0xFF51AFD7ED558CCDULL;
-        return static_cast<std::size_t>(k ^ (k >> 33));
-    }
+    static std::size_t mix(std::uint64_t k) noexcept { return mix_key(k); }
     void grow() { rehash(slots_.empty() ? 1024 : slots_.size() * 2); }
     std::uint32_t insert(Key k, std::uint32_t value) {  // k is absent
         if ((used_ + 1) * 3 > slots_.size() * 2) grow();
@@ -182,11 +185,7 @@ private:
     static std::uint64_t key(char32_t a, char32_t b) noexcept {  // + 1: 0 marks an empty slot
         return ((std::uint64_t{a} << 21) | (b & 0x1FFFFFu)) + 1;
     }
-    static std::size_t mix(std::uint64_t k) noexcept {
-        k ^= k >> 33;
-        k *= 0xFF51AFD7ED558CCDULL;
-        return static_cast<std::size_t>(k ^ (k >> 33));
-    }
+    static std::size_t mix(std::uint64_t k) noexcept { return mix_key(k); }
     [[nodiscard]] std::uint32_t value_of(std::uint64_t slot, std::uint64_t k) const noexcept {
         const auto v = static_cast<std::uint32_t>(slot >> key_bits);
         return v == overflow ? overflow_.find(k)->second : v;

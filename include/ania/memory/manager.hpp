@@ -441,7 +441,7 @@ private:
             cont.clear();
             x.lowered = lower(e.content);
             x.dedup = dedup_key(e.content);
-            ensure_stamps(vocab.size() + 2 * x.lowered.size() + 8);  // a token or a CJK id per byte at most
+            ensure_stamps(vocab.size() + 2 * x.lowered.size() + 8);  // a guess; mark() grows them if needed
             tokenizer_(x.lowered, [&](std::string_view t) {
                 const std::uint32_t id = vocab.token(t);
                 if (mark(id)) {
