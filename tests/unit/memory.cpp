@@ -356,6 +356,22 @@ TEST_CASE("search: everything newest first without a query; scored, filtered, li
     (void)c;
 }
 
+TEST_CASE("the bigram table keeps values beyond its 22-bit slots and survives rehashing", "[memory][index]") {
+    ania::memory::detail::code_point_pair_map map;
+    std::map<std::pair<char32_t, char32_t>, std::uint32_t> want;
+    std::mt19937 rng(3);
+    for (std::uint32_t i = 0; i < 20000; ++i) {  // grows from empty through several rehashes
+        const char32_t a = 0x4E00 + rng() % 2000, b = rng() % 2 ? 0x10FFFF - rng() % 50 : 0x3040 + rng() % 100;
+        const std::uint32_t value = i % 3 == 0 ? (1u << 22) + i : i;  // every third beyond the slot's value bits
+        const std::uint32_t got = map.find_or_insert(a, b, [&] { return value; });
+        want.try_emplace({a, b}, value);
+        CHECK(got == want.at({a, b}));
+    }
+    for (const auto& [k, v] : want) REQUIRE(map.find(k.first, k.second) == v);
+    CHECK_FALSE(map.find(0x4E00, 0x4E00).has_value());
+    CHECK_FALSE(map.find(0x10FFFF, 0x10FFFF).has_value());
+}
+
 TEST_CASE("the index: reindex and the automatic compaction keep every result", "[memory][index]") {
     ram_backend b;
     plain_manager m(b, quiet_options());
