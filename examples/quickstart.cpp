@@ -34,8 +34,7 @@ int main(int argc, char** argv) {
     // The policies: a window counting tokens by character class; an LLM summary that falls back to dropping
     // the oldest half when the model fails; SQLite rows for the history.
     ania::token_window<ania::char_class_counter> window(ania::window_options::from(cfg));
-    ania::with_fallback<ania::llm_summary<example::scripted_model>, ania::truncate_oldest_half> compressor{
-        ania::llm_summary<example::scripted_model>(example::scripted_model{})};
+    ania::default_compressor<example::scripted_model> compressor{example::scripted_model{}};
     ania::sqlite_store store(db_path);  // WAL, synchronous=FULL, quick_check at open
     if (!store.enabled()) std::printf("persistence disabled (see the log line above): in-memory only\n");
     ania::background_writer<ania::sqlite_store> writer(store);  // a /stop cannot lose a turn
@@ -50,9 +49,9 @@ int main(int argc, char** argv) {
         return std::string("错误：未知工具 ") + call.name;
     };
 
-    // Restart: load what an earlier run stored, repaired so that the API accepts it.
-    window.assign(ania::load_history(store, session));
-    window.set_last_prompt_tokens(window.estimated_tokens());  // no request measured it yet: estimate
+    // Restart: load what an earlier run stored (through the writer: it sees queued writes), repaired so that
+    // the API accepts it. No request has measured it yet: the first maybe_compress decides on the estimate.
+    window.assign(ania::load_history(writer, session));
     std::printf("loaded %zu messages and %zu memories from %s; compression above %lld tokens\n", window.size(),
                 memory.size(ania::memory::scope::from(session)), db_path.c_str(), static_cast<long long>(window.threshold()));
 
@@ -76,8 +75,12 @@ int main(int argc, char** argv) {
         std::vector<ania::message> request = {system};
         request.insert(request.end(), window.messages().begin(), window.messages().end());
         const std::size_t turn_start = request.size();
-        request.push_back(ania::message::user(text));
-        show("user", request.back());
+        // memory.auto_inject: relevant memories go into this request only (SPEC §2), never into history.
+        const std::string memories_block = memory.inject_block(ania::memory::scope::from(session), text);
+        request.push_back(ania::message::user(memories_block.empty() ? text : memories_block + "\n\n" + text));
+        if (!memories_block.empty()) std::printf("  [inject]  %zu runes of memories, for this request only\n",
+                                                 ania::text::rune_count(memories_block));
+        show("user", ania::message::user(text));
         while (true) {  // the tool loop: call the model until it answers with text
             ania::completion reply = model.complete(request);
             stats.record_call(reply.used);
@@ -90,9 +93,12 @@ int main(int argc, char** argv) {
                 show("tool", request.back());
             }
         }
-        // Persist the turn (the suffix from its user message: user, tool chain, reply) in the background.
-        writer.append(session, ania::persisted_turn(request, turn_start));
-        window.append(std::span<const ania::message>(request).subspan(turn_start));
+        // The turn (the suffix from its user message: user, tool chain, reply) with the original user text:
+        // one copy for the window (images kept), one for the store (images as markers), persisted in the
+        // background.
+        ania::turn_copies turn = ania::make_turn_copies(request, turn_start, text);
+        writer.append(session, std::move(turn.stored));
+        window.append(std::move(turn.window));
         window.record_request(stats);  // the last call's prompt tokens, not the sum over the tool rounds
         std::printf("  [stats]   %s\n", ania::to_json(stats).dump().c_str());
     }

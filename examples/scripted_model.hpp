@@ -4,6 +4,7 @@
 #pragma once
 
 #include <span>
+#include <string_view>
 #include <string>
 
 #include <ania/concepts.hpp>
@@ -23,7 +24,8 @@ public:
         const ania::usage used{prompt, 16, prompt + 16, {}};
         const ania::message& last = request.back();
         const std::string text = last.text();
-        if (text.find("保留关键信息") != std::string::npos)  // the compressor's prompt
+        if (request.front().role == ania::role::system && request.front().text().find("保留关键信息") != std::string::npos)
+            // the compressor's request: its prompt as the system message, the transcript as the user message
             return ania::completion::success(
                 ania::message::assistant("<think>整理一下</think>小明喜欢美式咖啡（不加糖）；大家在讨论周末去爬山。"), used);
         if (last.role == ania::role::user && text.find("还记得") != std::string::npos)
@@ -41,8 +43,11 @@ public:
             return ania::completion::success(
                 ania::message::assistant(found ? "记得！你喜欢美式咖啡，不加糖。" : "记下了。"), used);
         }
+        // Acknowledge what the user wrote (the part after any block spliced in before it for this request).
+        const std::size_t own = text.rfind("\n\n");
+        const std::string_view said = own == std::string::npos ? std::string_view(text) : std::string_view(text).substr(own + 2);
         return ania::completion::success(
-            ania::message::assistant("好的，收到：" + std::string(ania::text::truncate_runes(text, 24))), used);
+            ania::message::assistant("好的，收到：" + std::string(ania::text::truncate_runes(said, 24))), used);
     }
 
 private:

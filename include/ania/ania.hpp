@@ -24,6 +24,7 @@
 #include <ania/compressor/budget_trim.hpp>
 #include <ania/compressor/llm_summary.hpp>
 #include <ania/compressor/with_fallback.hpp>
+#include <ania/compressor/default_compressor.hpp>
 #include <ania/tool.hpp>
 #include <ania/memory/scope.hpp>
 #include <ania/memory/entry.hpp>

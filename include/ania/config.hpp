@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <type_traits>
@@ -20,14 +21,16 @@
 namespace ania {
 
 /// `compressor.*`: the cheaper OpenAI-compatible model that writes summaries; an empty model means none is
-/// configured and the main model is reused (SPEC §1).
+/// configured and the main model is reused (SPEC §1). Parsed and validated; no shipped part reads it yet
+/// (the model clients will): today you build the compression client and pass it to default_compressor.
 struct compressor_config {
     std::string base_url;
     std::string api_key;
     std::string model;
 };
 
-/// `session.*` (SPEC §3). 0 disables a limit.
+/// `session.*` (SPEC §3). 0 disables a limit. Parsed and validated; read by the session cache, which is not
+/// shipped yet.
 struct session_config {
     std::int64_t max_idle_minutes = 120;  ///< idle eviction
     std::int64_t max_sessions = 128;      ///< LRU cap on resident sessions
@@ -38,11 +41,19 @@ struct session_config {
 struct memory_config {
     std::int64_t max_entries = 200;        ///< per scope; then memory_save answers "memory full"
     std::int64_t max_content_runes = 2000; ///< one entry's content is cut to this many code points
-    bool auto_inject = false;              ///< prepend relevant memories to the user message
+    /// Prepend relevant memories to the user message. Read by the agent (basic_agent, not yet shipped);
+    /// until then a caller does it with memory_manager::inject_block.
+    bool auto_inject = false;
+    std::int64_t inject_entries = 3;       ///< the auto-inject block holds at most this many entries
+    std::int64_t inject_runes = 1500;      ///< ... and about this many runes
+    /// The near-duplicate threshold; absent (null): the similarity policy's own, 0.55 for the spec's Dice.
+    std::optional<double> near_duplicate_threshold;
+    /// Exact duplicates: false = white space folded only (the spec); true = also full-width forms and case.
+    bool fold_case_and_width = false;
 };
 
 /// `ocr.*` (SPEC §5): the fallback vision model when the main one is not multimodal. The original's
-/// default is SiliconFlow's Qwen3-VL; the key must still be given.
+/// default is SiliconFlow's Qwen3-VL; the key must still be given. Parsed; no shipped part reads it yet.
 struct ocr_config {
     std::string base_url = "https://api.siliconflow.cn/v1";
     std::string api_key;
@@ -57,14 +68,15 @@ struct config {
     session_config session;
     memory_config memory;
     ocr_config ocr;
-    bool multimodal = false;                   ///< the main model takes images
+    bool multimodal = false;                   ///< the main model takes images (read by the agent, not yet shipped)
 };
 
 } // namespace ania
 
 BOOST_HANA_ADAPT_STRUCT(ania::compressor_config, base_url, api_key, model);
 BOOST_HANA_ADAPT_STRUCT(ania::session_config, max_idle_minutes, max_sessions, group_auto_clear);
-BOOST_HANA_ADAPT_STRUCT(ania::memory_config, max_entries, max_content_runes, auto_inject);
+BOOST_HANA_ADAPT_STRUCT(ania::memory_config, max_entries, max_content_runes, auto_inject, inject_entries, inject_runes,
+                        near_duplicate_threshold, fold_case_and_width);
 BOOST_HANA_ADAPT_STRUCT(ania::ocr_config, base_url, api_key, model);
 BOOST_HANA_ADAPT_STRUCT(ania::config, max_context_tokens, compress_ratio, compressor, session, memory, ocr,
                         multimodal);
@@ -92,8 +104,21 @@ std::string member_list() {
 }
 
 template <class T>
+struct is_optional : std::false_type {};
+template <class T>
+struct is_optional<std::optional<T>> : std::true_type {};
+
+template <class T>
 void read_config_value(const json& v, T& out, const std::string& key) {
-    if constexpr (std::is_same_v<T, bool>) {
+    if constexpr (is_optional<T>::value) {  // null: absent
+        if (v.is_null()) {
+            out.reset();
+        } else {
+            typename T::value_type x{};
+            read_config_value(v, x, key);
+            out = std::move(x);
+        }
+    } else if constexpr (std::is_same_v<T, bool>) {
         if (!v.is_boolean()) config_type_error(key, "a boolean", v);
         out = v.get<bool>();
     } else if constexpr (std::is_integral_v<T>) {
@@ -104,12 +129,13 @@ void read_config_value(const json& v, T& out, const std::string& key) {
     } else if constexpr (std::is_floating_point_v<T>) {
         if (!v.is_number()) config_type_error(key, "a number", v);
         out = v.get<T>();
+        if (!std::isfinite(out)) throw error(errc::invalid_config, key + ": must be a finite number");
     } else if constexpr (std::is_same_v<T, std::string>) {
         if (!v.is_string()) config_type_error(key, "a string", v);
         out = text::repair_utf8(v.get_ref<const std::string&>());
     } else {
         static_assert(reflectable<T>, "ania::load_config: unsupported member type");
-        if (!v.is_object()) config_type_error(key, "an object", v);
+        if (!v.is_object()) config_type_error(key.empty() ? "the configuration" : key, "an object", v);
         for (auto it = v.begin(); it != v.end(); ++it) {
             bool found = false;
             boost::hana::for_each(boost::hana::accessors<T>(), [&](auto p) {
@@ -128,7 +154,9 @@ void read_config_value(const json& v, T& out, const std::string& key) {
 
 template <class T>
 json write_config_value(const T& v) {
-    if constexpr (reflectable<T>) {
+    if constexpr (is_optional<T>::value) {
+        return v ? write_config_value(*v) : json(nullptr);
+    } else if constexpr (reflectable<T>) {
         json j = json::object();
         boost::hana::for_each(boost::hana::accessors<T>(), [&](auto p) {
             j[boost::hana::to<const char*>(boost::hana::first(p))] = write_config_value(boost::hana::second(p)(v));
@@ -147,13 +175,19 @@ inline void require(bool ok, const char* key, const char* rule) {
 
 /// Checks the ranges the types cannot express. Throws ania::error (invalid_config) naming the key.
 inline void validate(const config& c) {
-    detail::require(std::isfinite(c.compress_ratio) && c.compress_ratio > 0.0 && c.compress_ratio <= 1.0,
-                    "compress_ratio", "must be in (0, 1]");
+    // Below 5% a window would compress after every message: certainly a typo (0.8 written as 0.008).
+    detail::require(std::isfinite(c.compress_ratio) && c.compress_ratio > 0.05 && c.compress_ratio <= 1.0,
+                    "compress_ratio", "must be in (0.05, 1]");
     detail::require(c.session.max_idle_minutes >= 0, "session.max_idle_minutes", "must be >= 0 (0 disables)");
     detail::require(c.session.max_sessions >= 0, "session.max_sessions", "must be >= 0 (0 disables)");
     detail::require(c.session.group_auto_clear >= 0, "session.group_auto_clear", "must be >= 0 (0 disables)");
     detail::require(c.memory.max_entries > 0, "memory.max_entries", "must be > 0");
     detail::require(c.memory.max_content_runes > 0, "memory.max_content_runes", "must be > 0");
+    detail::require(c.memory.inject_entries >= 0, "memory.inject_entries", "must be >= 0");
+    detail::require(c.memory.inject_runes >= 0, "memory.inject_runes", "must be >= 0");
+    detail::require(!c.memory.near_duplicate_threshold ||
+                        (*c.memory.near_duplicate_threshold > 0.0 && *c.memory.near_duplicate_threshold <= 1.0),
+                    "memory.near_duplicate_threshold", "must be in (0, 1]");
 }
 
 /// A config from a JSON object: keys that are absent keep their defaults. An unknown key or a wrong type is

@@ -57,10 +57,14 @@ inline std::string gunzip(const std::string& gz, const std::string& what) {
     return out;
 }
 
+/// MANIFEST.json of the data set: per file its lines, sizes, hash and counts (e.g. history_10k.tool_msgs).
+/// Expectations about the data come from here or from the golden files, never from one data set's figures.
+inline ania::json manifest() { return ania::parse_json(read_file(bench_data_dir() + "/MANIFEST.json")); }
+
 /// The lines of `<dir>/<name>.jsonl.gz`, after checking the file against MANIFEST.json[name].
 inline std::vector<std::string> load_lines(const std::string& name) {
     const std::string dir = bench_data_dir();
-    const ania::json manifest = ania::parse_json(read_file(dir + "/MANIFEST.json"));
+    const ania::json manifest = ania_test::manifest();
     if (!manifest.contains(name)) throw std::runtime_error("bench data: MANIFEST.json has no entry " + name);
     const ania::json& entry = manifest.at(name);
     const std::string gz = read_file(dir + "/" + name + ".jsonl.gz");

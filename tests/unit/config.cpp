@@ -14,6 +14,10 @@ TEST_CASE("defaults are the spec's", "[config]") {
     CHECK(c.memory.max_entries == 200);
     CHECK(c.memory.max_content_runes == 2000);
     CHECK_FALSE(c.memory.auto_inject);
+    CHECK(c.memory.inject_entries == 3);
+    CHECK(c.memory.inject_runes == 1500);
+    CHECK_FALSE(c.memory.near_duplicate_threshold);  // the similarity policy's own (0.55 for Dice)
+    CHECK_FALSE(c.memory.fold_case_and_width);        // exact duplicates: white space folded only
     CHECK_FALSE(c.multimodal);
     CHECK(c.ocr.model.find("Qwen3-VL") != std::string::npos);
 }
@@ -37,7 +41,13 @@ TEST_CASE("the config round-trips through JSON", "[config]") {
     c.max_context_tokens = -1;
     c.ocr.api_key = "k";
     c.memory.max_entries = 5;
-    const auto back = ania::load_config(ania::to_json(c));
+    c.memory.near_duplicate_threshold = 0.6;
+    auto back = ania::load_config(ania::to_json(c));
+    CHECK(back.memory.near_duplicate_threshold == 0.6);
+    c.memory.near_duplicate_threshold.reset();  // absent is written as null and read back as absent
+    CHECK(ania::to_json(c)["memory"]["near_duplicate_threshold"].is_null());
+    back = ania::load_config(ania::to_json(c));
+    CHECK_FALSE(back.memory.near_duplicate_threshold);
     CHECK(back.max_context_tokens == -1);
     CHECK(back.ocr.api_key == "k");
     CHECK(back.memory.max_entries == 5);
@@ -59,9 +69,15 @@ TEST_CASE("unknown keys and wrong types are errors naming the key", "[config][ba
     fails(R"({"memory":{"auto_inject":1}})", "memory.auto_inject: expected a boolean, got number");
     fails(R"({"compressor":{"model":null}})", "compressor.model: expected a string, got null");
     fails(R"({"session":[]})", "session: expected an object, got array");
-    fails(R"([])", "expected an object, got array");
-    fails(R"({"compress_ratio":0})", "compress_ratio: must be in (0, 1]");
-    fails(R"({"compress_ratio":1.5})", "compress_ratio: must be in (0, 1]");
+    fails(R"([])", "the configuration: expected an object, got array");
+    fails(R"({"compress_ratio":0})", "compress_ratio: must be in (0.05, 1]");
+    fails(R"({"compress_ratio":1.5})", "compress_ratio: must be in (0.05, 1]");
+    fails(R"({"compress_ratio":1e-320})", "compress_ratio: must be in (0.05, 1]");
+    fails(R"({"compress_ratio":0.05})", "compress_ratio: must be in (0.05, 1]");
+    fails(R"([1,2])", "invalid_config: the configuration: expected an object, got array");
+    fails(R"({"memory":{"near_duplicate_threshold":0}})", "memory.near_duplicate_threshold: must be in (0, 1]");
+    fails(R"({"memory":{"near_duplicate_threshold":"high"}})", "memory.near_duplicate_threshold: expected a number, got string");
+    fails(R"({"memory":{"inject_entries":-1}})", "memory.inject_entries: must be >= 0");
     fails(R"({"session":{"max_sessions":-1}})", "session.max_sessions: must be >= 0");
     fails(R"({"memory":{"max_entries":0}})", "memory.max_entries: must be > 0");
     fails(R"({"max_context_tokens":18446744073709551615})", "integer out of range");

@@ -48,6 +48,33 @@ TEST_CASE("persist_user_text keeps the original text, not this turn's injections
     CHECK(t2[0].parts[1].text == "[图片 " + ania::text::short_hash("https://q.qq.com/a.jpg") + "]");
 }
 
+TEST_CASE("make_turn_copies: the window's copy and the store's differ only in images; neither holds injections", "[history][persist]") {
+    const std::string url = "https://q.qq.com/b.jpg";
+    const std::vector<message> request = {
+        message::system("base prompt"), message::user("old"), message::assistant("old reply"),
+        image_user("【相关记忆】- [1a2b3c4d] 小明喜欢美式\n\n这是什么？", url),
+        message::assistant_calls({{"c1", "function", "memory_search", "{}", {}, {}}, {"c2", "function", "ocr", "{}", {}, {}}}),
+        message::tool_result("c1", "hits")};  // cut off before c2 was answered
+    const ania::turn_copies t = ania::make_turn_copies(request, 3, std::string("这是什么？"));
+    REQUIRE(t.window.size() == t.stored.size());  // aligned: a later drop_front(k) means the same k in both
+    REQUIRE(t.window.size() == 4);
+    // The window keeps the original text and the image; the store the original text and the marker.
+    REQUIRE(t.window[0].parts.size() == 2);
+    CHECK(t.window[0].parts[0].text == "这是什么？");
+    CHECK(t.window[0].parts[1].type == ania::content_part::kind::image_url);
+    CHECK(t.window[0].parts[1].url == url);
+    REQUIRE(t.stored[0].parts.size() == 2);
+    CHECK(t.stored[0].parts[0].text == "这是什么？");
+    CHECK(t.stored[0].parts[1].text == "[图片 " + ania::text::short_hash(url) + "]");
+    // Both repaired the same way; everything but the image is equal.
+    CHECK(ania::is_valid_transcript(t.window));
+    CHECK(t.window[3] == message::tool_result("c2", "[cancelled]"));
+    for (std::size_t i = 1; i < t.window.size(); ++i) CHECK(t.window[i] == t.stored[i]);
+    CHECK(ania::persisted_turn(request, 3, std::string("这是什么？")) == t.stored);
+    // A window fed with the window copy never replays the injection.
+    for (const auto& m : t.window) CHECK(ania::dump(m).find("相关记忆") == std::string::npos);
+}
+
 TEST_CASE("images become [图片 <hash>] markers in the persisted copy only", "[history][persist]") {
     const std::string data_uri = "data:image/png;base64," + std::string(100000, 'A');
     const std::vector<message> request = {image_user("看图", data_uri), message::assistant("一只猫")};
@@ -171,9 +198,12 @@ TEST_CASE("background writer: a full queue blocks the producer until there is ro
             ++submitted;
         }
     });
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    CHECK(submitted.load() <= 3);  // one being written + two queued; the producer waits
-    CHECK(w.queued() <= 2);
+    // One job is being written (the store blocks it) and two wait: the producer gets that far, and no further.
+    for (int waited = 0; submitted.load() < 3 && waited < 5000; ++waited) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    CHECK(submitted.load() == 3);
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    CHECK(submitted.load() == 3);  // still blocked
+    CHECK(w.queued() == 2);
     store.open = true;
     producer.join();
     w.flush();
@@ -181,21 +211,33 @@ TEST_CASE("background writer: a full queue blocks the producer until there is ro
 }
 
 TEST_CASE("background writer: a request cancelled right after its turn still has the turn persisted", "[history][writer]") {
-    struct slow : ania::memory_store {
+    struct gated : ania::memory_store {  // writes only once the test opens the gate
+        std::atomic<bool> open{false};
+        std::atomic<int> writes{0};
         void append(std::string_view s, std::span<const message> m) {
-            std::this_thread::sleep_for(std::chrono::milliseconds(50));
+            while (!open) std::this_thread::sleep_for(std::chrono::milliseconds(1));
             ania::memory_store::append(s, m);
+            ++writes;
         }
     } store;
-    ania::background_writer<slow> w(store);
-    std::stop_source stop;
-    std::jthread request([&](std::stop_token) {
-        const std::vector<message> req = {message::user("hi"), message::assistant("hello")};
-        w.append("s", ania::persisted_turn(req, 0));
-        stop.request_stop();  // /stop arrives right after the turn was produced
-    });
-    request.join();
-    CHECK(stop.stop_requested());
+    ania::background_writer<gated> w(store);
+    std::atomic<bool> handed_over{false};
+    int rounds_after_stop = 0;
+    {
+        std::jthread request([&](std::stop_token stop) {
+            std::vector<message> req = {message::user("hi"), message::assistant("hello")};
+            w.append("s", ania::persisted_turn(req, 0));
+            handed_over = true;
+            while (!stop.stop_requested()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+            ++rounds_after_stop;  // the request saw /stop and ends; its messages die with it
+            req.assign(2, message::user("overwritten"));
+        });
+        while (!handed_over) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+        request.request_stop();  // /stop, while the write is still in flight
+    }  // joined: the request is gone
+    CHECK(rounds_after_stop == 1);
+    CHECK(store.writes.load() == 0);  // the store had not written the turn when the request ended
+    store.open = true;
     w.flush();
-    CHECK(store.load("s").size() == 2);
+    CHECK(store.load("s") == std::vector<message>{message::user("hi"), message::assistant("hello")});
 }

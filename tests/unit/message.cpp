@@ -95,8 +95,9 @@ TEST_CASE("every message of the shared data set survives byte for byte", "[messa
         tools += m.is_tool_result();
         REQUIRE(ania::dump(m) == line);
     }
-    CHECK(tools == 2108);   // MANIFEST.json: tool_msgs
-    CHECK(calls == 1393);   // MANIFEST.json: assistant_with_tool_calls
+    const ania::json want = ania_test::manifest().at("history_10k");
+    CHECK(tools == want.at("tool_msgs").get<std::size_t>());
+    CHECK(calls == want.at("assistant_with_tool_calls").get<std::size_t>());
 }
 
 TEST_CASE("the direct parser and the general one agree", "[message][parser]") {
@@ -334,7 +335,8 @@ TEST_CASE("the data set is checked against its manifest before use", "[bench-dat
         ~env_guard() { had ? (void)setenv("ANIA_BENCH_DATA", old.c_str(), 1) : (void)unsetenv("ANIA_BENCH_DATA"); }
     } guard(dir.path().string());
     put(gz);
-    CHECK(ania_test::load_lines("history_1k").size() == 1000);  // an intact copy elsewhere is used as is
+    // An intact copy elsewhere is used as is.
+    CHECK(ania_test::load_lines("history_1k").size() == ania_test::manifest().at("history_1k").at("lines").get<std::size_t>());
     gz[gz.size() / 2] ^= 0x01;
     put(gz);
     CHECK_THROWS_WITH(ania_test::load_lines("history_1k"), Catch::Contains("does not match MANIFEST.json: sha256_gz"));

@@ -115,11 +115,17 @@ TEST_CASE("the window keeps counts as prefix sums and drops by moving an offset"
 TEST_CASE("the window compacts its storage by moves once the dropped part dominates", "[window]") {
     ania::token_window<> w;
     for (int i = 0; i < 3000; ++i) w.append(message::user("m" + std::to_string(i)));
-    w.drop_front(2500);
+    w.drop_front(100);
+    w.append(message::user("kept"));  // the dropped part is small: no compaction
+    CHECK(w.dropped_in_storage() == 100);
+    w.drop_front(2400);
+    CHECK(w.dropped_in_storage() == 2500);
     const auto before = w.estimated_tokens();
     w.append(message::user("new"));  // compaction happens here
-    CHECK(w.size() == 501);
+    CHECK(w.dropped_in_storage() == 0);
+    CHECK(w.size() == 502);
     CHECK(w[0].content == "m2500");
+    CHECK(w[w.size() - 2].content == "kept");
     CHECK(w.estimated_tokens() == before + ania::char_class_counter{}.count(message::user("new")));
 }
 
@@ -153,9 +159,32 @@ TEST_CASE("without usage the window estimates, so it cannot grow without bound",
     CHECK(w.last_prompt_tokens() == w.estimated_tokens());
 }
 
+TEST_CASE("with no recorded size (a restart, after a compression) the decision uses the estimate (SPEC §1)", "[window]") {
+    ania::token_window<> w({1000, 0.8, false});
+    std::vector<message> stored;
+    for (int i = 0; i < 80; ++i) stored.push_back(i % 2 ? message::assistant(std::string(60, 'a')) : message::user(std::string(60, 'u')));
+    w.assign(stored);  // loaded at start-up: no request has measured it
+    REQUIRE(w.last_prompt_tokens() == 0);
+    REQUIRE(w.estimated_tokens() > w.threshold());
+    CHECK(w.context_tokens() == w.estimated_tokens());
+    CHECK(w.compression_due());
+    // A recorded size wins over the estimate, both ways.
+    w.set_last_prompt_tokens(500);
+    CHECK(w.context_tokens() == 500);
+    CHECK_FALSE(w.compression_due());
+    w.reset_last_prompt_tokens();
+    CHECK(w.compression_due());
+    // An empty history has nothing to compress, whatever the base prompt costs.
+    ania::token_window<> empty({1000, 0.8, false});
+    empty.set_overhead_tokens(5000);
+    CHECK(empty.context_tokens() == 5000);
+    CHECK_FALSE(empty.compression_due());
+}
+
 TEST_CASE("max_context_tokens <= 0 disables compression", "[window]") {
     for (const std::int64_t max : {0, -5}) {
         ania::token_window<> w({max, 0.8, false});
+        w.append(message::user(std::string(100000, 'x')));
         w.set_last_prompt_tokens(1'000'000'000);
         CHECK(w.threshold() == -1);
         CHECK_FALSE(w.compression_due());

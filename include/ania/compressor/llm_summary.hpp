@@ -31,10 +31,17 @@ inline constexpr std::string_view summary_prompt_en =
 inline constexpr std::string_view summary_prefix_zh = "以下是之前的对话摘要：\n";
 inline constexpr std::string_view summary_prefix_en = "Here is a summary of the earlier conversation:\n";
 
+/// How llm_summary frames its request and its answer. The defaults are the original's (Chinese);
+/// english_summary_options() is the same in English. Keep the prompt, labels and texts in one language: the
+/// model answers in the language it is addressed in.
 struct summary_options {
-    std::string prompt{summary_prompt_zh};
-    std::string prefix{summary_prefix_zh};
-    std::string empty_summary = "(no content)";  ///< the summary of a transcript with nothing to summarise
+    std::string prompt{summary_prompt_zh};  ///< sent as the system message of the compression request
+    std::string prefix{summary_prefix_zh};  ///< the summary message starts with this
+    std::string empty_summary = "[对话摘要]（无内容）";  ///< the summary of a transcript with nothing to summarise
+    std::string user_label = "用户";        ///< transcript lines are `[label]: text`
+    std::string assistant_label = "助手";
+    std::string system_label = "系统";      ///< system and developer messages kept in the history
+    std::string summary_label = "摘要";     ///< a chunk's summary in a summary-of-summaries round (chunk_tokens)
     /// Opt-in: keep the newest K turns verbatim (a turn starts at a user message, so no tool exchange is
     /// split) and summarise only what is older. 0 = the spec: summarise everything.
     std::size_t keep_last_turns = 0;
@@ -43,6 +50,19 @@ struct summary_options {
     std::int64_t chunk_tokens = 0;
     std::size_t max_rounds = 4;  ///< bound on summary-of-summaries rounds when chunking
 };
+
+/// summary_options in English: the English prompt and prefix, `[user]` / `[assistant]` labels.
+[[nodiscard]] inline summary_options english_summary_options() {
+    summary_options o;
+    o.prompt = summary_prompt_en;
+    o.prefix = summary_prefix_en;
+    o.empty_summary = "[conversation summary] (no content)";
+    o.user_label = "user";
+    o.assistant_label = "assistant";
+    o.system_label = "system";
+    o.summary_label = "summary";
+    return o;
+}
 
 /// Removes `<think>…</think>` blocks (an unclosed one runs to the end; a lone `</think>` drops what precedes
 /// it, as reasoning models emit when the template opened the block), then trims.
@@ -62,10 +82,11 @@ struct summary_options {
     return std::string(text::trim(out));
 }
 
-/// SPEC §1 "Compressor": formats the history as `[role]: text` lines (tool messages and assistant tool-call
-/// messages skipped; the base prompt is not part of the history), asks the compression client for a
-/// summary (the main client when no compression client is configured), and replaces the history by one
-/// **user** message `prefix + summary`. An empty transcript gives `prefix + "(no content)"` without a call.
+/// SPEC §1 "Compressor": formats the history as `[label]: text` lines (`[用户]` / `[助手]` by default; tool
+/// messages and assistant tool-call messages skipped; the base prompt is not part of the history), asks the
+/// compression client for a summary — the prompt as a system message, the transcript as a user message —
+/// (the main client when no compression client is configured), and replaces the history by one **user**
+/// message `prefix + summary`. An empty transcript gives `prefix + empty_summary` without a call.
 /// An empty or whitespace-only summary, a failed call or an exception from the client is a failure.
 /// `Client` is held by value: pass a cheap handle (a real client shares its connection pool).
 template <chat_client Client>
@@ -81,7 +102,7 @@ public:
         if (opt_.keep_last_turns > 0 && cut == 0)
             return compression_result::failure("llm_summary: nothing older than the newest " +
                                                std::to_string(opt_.keep_last_turns) + " turns to summarise");
-        std::vector<std::string> lines = transcript_lines(h.first(cut));
+        std::vector<std::string> lines = transcript_lines(h.first(cut), opt_);
         compression_result r;
         r.keep_from = cut;
         std::string summary;
@@ -101,8 +122,9 @@ public:
     [[nodiscard]] Client& client() noexcept { return compression_ ? *compression_ : main_; }
     [[nodiscard]] const summary_options& options() const noexcept { return opt_; }
 
-    /// The transcript as the compressor sends it, one `[role]: text` line per message.
-    [[nodiscard]] static std::vector<std::string> transcript_lines(std::span<const message> h) {
+    /// The transcript as the compressor sends it, one `[label]: text` line per message.
+    [[nodiscard]] static std::vector<std::string> transcript_lines(std::span<const message> h,
+                                                                   const summary_options& opt = {}) {
         std::vector<std::string> lines;
         for (const message& m : h) {
             if (m.role == role::tool || (m.role == role::assistant && m.has_tool_calls())) continue;
@@ -110,7 +132,7 @@ public:
             const std::string_view body = text::trim(t);
             if (body.empty()) continue;
             std::string line = "[";
-            line += to_string(m.role);
+            line += m.role == role::user ? opt.user_label : m.role == role::assistant ? opt.assistant_label : opt.system_label;
             line += "]: ";
             line += body;
             lines.push_back(std::move(line));
@@ -131,7 +153,7 @@ private:
     }
 
     std::optional<std::string> call(const std::string& transcript, usage& used, std::string& error) {
-        const std::vector<message> request{message::user(opt_.prompt + "\n\n" + transcript)};
+        const std::vector<message> request{message::system(opt_.prompt), message::user(transcript)};
         completion c;
         try {
             c = client().complete(request);
@@ -183,7 +205,7 @@ private:
                     t += char_class_counter::text_tokens(lines[e++]) + 1;
                 std::optional<std::string> s = call(join(lines, b, e), used, error);
                 if (!s) return std::nullopt;
-                summaries.push_back("[summary]: " + *s);
+                summaries.push_back("[" + opt_.summary_label + "]: " + *s);
                 b = e;
             }
             lines = std::move(summaries);

@@ -12,6 +12,7 @@
 
 #include <ania/concepts.hpp>
 #include <ania/context/token_window.hpp>
+#include <ania/history/persist.hpp>
 #include <ania/log.hpp>
 #include <ania/store/memory_store.hpp>
 #include <ania/transcript.hpp>
@@ -22,7 +23,7 @@ namespace ania {
 /// What the PreCompact hook is told. It is a notification: it cannot veto or change the compression.
 struct pre_compact_event {
     std::string_view session;
-    std::int64_t context_tokens;  ///< the recorded context size that made compression due
+    std::int64_t context_tokens;  ///< the context size that made compression due (recorded, else estimated)
     std::int64_t threshold;       ///< ratio x max_context_tokens
     std::size_t messages;         ///< history length before compressing
 };
@@ -31,6 +32,7 @@ struct compress_hooks {
     std::function<void(const pre_compact_event&)> pre_compact;  ///< exceptions are caught and logged
     log_sink log = stderr_log_sink();
     repair_options repair{};
+    std::string image_marker{default_image_marker};  ///< what images become in the replaced stored copy
     /// When the result is a pure suffix and the store can drop a prefix, drop it instead of replace().
     /// Only right when the store holds exactly the window's history (the default, replace, is always right).
     bool drop_front_when_possible = false;
@@ -46,12 +48,14 @@ struct compress_report {
     std::string error;                  ///< why the compressor failed, or why its primary did
 };
 
-/// SPEC §1 maybe_compress. If the window's recorded context exceeds the threshold: fire PreCompact, run the
+/// SPEC §1 maybe_compress. If the window's context (the last request's prompt tokens, or the estimate when
+/// none is recorded: after a restart, after a compression) exceeds the threshold: fire PreCompact, run the
 /// compressor, add its tokens to `stats.compress_usage` (not an iteration), apply the result, run the
-/// transcript repair on it, reset `last_prompt_tokens` to 0 (the next request measures again: if still over,
-/// it compresses again, converging step by step) and write the new history with `replace`. A store failure
-/// is logged, never thrown: the conversation goes on in memory. When the compressor fails (a bare one, without
-/// fallback) the history is left unchanged and the next round tries again.
+/// transcript repair on it, reset `last_prompt_tokens` to 0 and write the new history with `replace` — images
+/// as markers (SPEC §2: the window keeps them, the store never holds them). If still over, the next call
+/// compresses again (on the estimate), converging step by step. A store failure is logged, never thrown: the
+/// conversation goes on in memory. When the compressor fails (a bare one, without fallback) the history is
+/// left unchanged and the next round tries again.
 template <class Counter, compressor C, history_store S>
 compress_report maybe_compress(token_window<Counter>& window, C& comp, S& store, std::string_view session,
                                turn_stats& stats, const compress_hooks& hooks = {}) {
@@ -60,7 +64,7 @@ compress_report maybe_compress(token_window<Counter>& window, C& comp, S& store,
     if (!window.compression_due()) return report;
     if (hooks.pre_compact) {
         try {
-            hooks.pre_compact({session, window.last_prompt_tokens(), window.threshold(), window.size()});
+            hooks.pre_compact({session, window.context_tokens(), window.threshold(), window.size()});
         } catch (const std::exception& e) {
             log_to(hooks.log, log_level::warn, std::string("PreCompact hook threw: ") + e.what());
         } catch (...) {
@@ -101,7 +105,8 @@ compress_report maybe_compress(token_window<Counter>& window, C& comp, S& store,
                 return report;
             }
         }
-        store.replace(session, window.messages());
+        if (auto degraded = stored_copy(window.messages(), hooks.image_marker)) store.replace(session, *degraded);
+        else store.replace(session, window.messages());  // no image: nothing to copy
     } catch (const std::exception& e) {
         log_to(hooks.log, log_level::error, std::string("compression: persisting the new history failed: ") + e.what());
     }

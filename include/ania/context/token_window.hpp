@@ -63,6 +63,11 @@ public:
         msgs_.push_back(std::move(m));
         prefix_.push_back(prefix_.back() + t);
     }
+    void append(std::vector<message>&& ms) {
+        compact_if_worth_it();
+        detail::append_prefix_counts(ms, counter_, prefix_);
+        msgs_.insert(msgs_.end(), std::make_move_iterator(ms.begin()), std::make_move_iterator(ms.end()));
+    }
     void append(std::span<const message> ms) {
         compact_if_worth_it();
         detail::append_prefix_counts(ms, counter_, prefix_);
@@ -149,8 +154,15 @@ public:
         return compression_due();
     }
 
-    /// The context size the compression decision uses (0 right after a compression).
+    /// The recorded context size: the last request's (0 when none was recorded: after a restart, after a
+    /// compression).
     [[nodiscard]] std::int64_t last_prompt_tokens() const noexcept { return last_prompt_tokens_; }
+    /// The context size the compression decision uses (SPEC §1): the recorded one, or, when none is recorded
+    /// (0), the estimate. So a history loaded at start-up that is over budget compresses before the first
+    /// request, and rounds of maybe_compress converge without a request in between.
+    [[nodiscard]] std::int64_t context_tokens() const noexcept {
+        return last_prompt_tokens_ > 0 ? last_prompt_tokens_ : estimated_tokens();
+    }
     void set_last_prompt_tokens(std::int64_t n) noexcept { last_prompt_tokens_ = n; }
     void reset_last_prompt_tokens() noexcept { last_prompt_tokens_ = 0; }
 
@@ -159,10 +171,14 @@ public:
         if (opt_.max_context_tokens <= 0) return -1;
         return static_cast<std::int64_t>(opt_.compress_ratio * static_cast<double>(opt_.max_context_tokens));
     }
-    /// True when the recorded context size exceeds the threshold.
+    /// True when context_tokens() exceeds the threshold and there is a history to compress (what the base
+    /// prompt and tools cost alone cannot be compressed away).
     [[nodiscard]] bool compression_due() const noexcept {
-        return threshold() >= 0 && last_prompt_tokens_ > threshold();
+        return threshold() >= 0 && !empty() && context_tokens() > threshold();
     }
+
+    /// Dropped messages still held in storage (0 after a compaction): an observer for tests and tuning.
+    [[nodiscard]] std::size_t dropped_in_storage() const noexcept { return start_; }
 
     [[nodiscard]] const window_options& options() const noexcept { return opt_; }
     [[nodiscard]] Counter& counter() noexcept { return counter_; }

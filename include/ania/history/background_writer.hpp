@@ -17,6 +17,7 @@
 #include <vector>
 
 #include <ania/concepts.hpp>
+#include <ania/history/persist.hpp>
 #include <ania/log.hpp>
 #include <ania/message.hpp>
 
@@ -27,6 +28,9 @@ struct background_writer_options {
     /// back-pressure reaches the producer instead of growing memory without bound or dropping history.
     std::size_t max_queued = 1024;
     log_sink log = stderr_log_sink();  ///< every failed write is reported here, never thrown
+    /// SPEC §2: a store never holds images. Whatever reaches the writer (a turn, a compression's replace)
+    /// is written with image parts as this marker (see degrade_images).
+    std::string image_marker{default_image_marker};
 };
 
 /// One writer thread in front of a history_store. Jobs run in submission order (so each session's order
@@ -121,8 +125,9 @@ private:
         }
     }
 
-    bool write(const job& j) noexcept {
+    bool write(job& j) noexcept {
         try {
+            degrade_images_in_place(j.msgs, opt_.image_marker);
             switch (j.kind) {
             case op::append: store_.append(j.session, j.msgs); break;
             case op::replace: store_.replace(j.session, j.msgs); break;

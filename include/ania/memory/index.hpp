@@ -397,7 +397,7 @@ struct indexed_entry {
     std::uint32_t token_end = 0, contains_end = 0, tag_contains_end = 0;
     std::string lowered;                 // content, lower-cased (same length: see lower)
     std::vector<std::string> lowered_tags;
-    std::uint64_t dedup = 0;             // dedup_key(content): exact duplicates, confirmed on a match
+    std::uint64_t dedup = 0;             // dedup_key(content, fold): exact duplicates, confirmed on a match
     pair_filter content_pairs, tag_pairs;  // byte pairs inside word runs (see pair_filter)
     float norm = 0;                      // of the embedding
 

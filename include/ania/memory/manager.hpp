@@ -36,16 +36,23 @@ struct manager_options {
     std::size_t max_content_runes = 2000; ///< one entry's content is cut to this many code points
     std::size_t inject_entries = 3;       ///< auto-inject: at most this many entries
     std::size_t inject_runes = 1500;      ///< auto-inject: about this many runes of block, and of query tail
-    std::size_t default_search_limit = 10;
-    std::size_t max_search_limit = 50;
+    /// The similarity policy's threshold (memory.near_duplicate_threshold); empty: the policy's own
+    /// (0.55 for the spec's Dice).
+    std::optional<double> near_duplicate_threshold;
+    /// What "the same content" means for exact duplicates (see exact_duplicate_fold).
+    exact_duplicate_fold exact_fold = exact_duplicate_fold::white_space;
     std::uint64_t seed = 0;               ///< id generator seed; 0 = from std::random_device
     log_sink log = stderr_log_sink();
 
-    /// memory.max_entries and memory.max_content_runes from the configuration.
+    /// memory.* from the configuration.
     [[nodiscard]] static manager_options from(const config& c) {
         manager_options o;
         o.max_entries = static_cast<std::size_t>(c.memory.max_entries);
         o.max_content_runes = static_cast<std::size_t>(c.memory.max_content_runes);
+        o.inject_entries = static_cast<std::size_t>(c.memory.inject_entries);
+        o.inject_runes = static_cast<std::size_t>(c.memory.inject_runes);
+        o.near_duplicate_threshold = c.memory.near_duplicate_threshold;
+        o.exact_fold = c.memory.fold_case_and_width ? exact_duplicate_fold::width_and_case : exact_duplicate_fold::white_space;
         return o;
     }
 };
@@ -111,6 +118,7 @@ public:
         : backend_(backend), opt_(std::move(opt)), embedder_(std::move(emb)), tokenizer_(std::move(tok)),
           clock_(std::move(clock)), sim_(std::move(sim)),
           rng_(opt_.seed ? opt_.seed : std::random_device{}()) {
+        if (opt_.near_duplicate_threshold) sim_.threshold = *opt_.near_duplicate_threshold;
         if (!backend_.enabled())
             log_to(opt_.log, log_level::error, "memory: the backend is unavailable, long-term memory is disabled");
     }
@@ -128,7 +136,8 @@ public:
         return std::string(text::trim(text::truncate_runes(text::trim(fixed), opt_.max_content_runes)));
     }
 
-    /// memory_save: see save_status. An exact duplicate (after normalisation) is not written; a near duplicate
+    /// memory_save: see save_status. An exact duplicate (the same normal form: white space folded, and with
+    /// exact_duplicate_fold::width_and_case also full-width forms and case) is not written; a near duplicate
     /// is written and reported; a full scope is refused; ids are 8 random hex digits, never reused in the scope.
     save_result save(const scope& s, std::string_view content, std::string_view user_id = {}, std::vector<std::string> tags = {}) {
         save_result r;
@@ -140,9 +149,10 @@ public:
         std::vector<float> vec = embed(text);
         std::lock_guard lock(mutex_);
         scope_index& si = index_of(s);
-        const std::uint64_t key = dedup_key(text);
+        const std::uint64_t key = dedup_key(text, opt_.exact_fold);
         for (std::size_t i = 0; i < si.entries.size(); ++i)
-            if (si.idx[i].dedup == key && normalize_for_dedup(si.entries[i].content) == normalize_for_dedup(text)) {
+            if (si.idx[i].dedup == key &&
+                normalize_for_dedup(si.entries[i].content, opt_.exact_fold) == normalize_for_dedup(text, opt_.exact_fold)) {
                 r.status = save_status::exact_duplicate;
                 r.saved = si.entries[i];
                 return r;
@@ -231,12 +241,14 @@ public:
         return true;
     }
 
-    /// memory_search: without a query every entry, newest first; with one, keyword scoring (+10 when the
-    /// lower-cased content contains a term, +20 for every tag containing it, + cosine x 40 when both vectors
-    /// exist), scores <= 0 dropped, stable sort highest first. At most `limit` hits (0 = the default).
+    /// memory_search (SPEC §4): without a query every entry, newest first; with one, every entry that scores
+    /// > 0, highest first (stable: ties oldest first). Score: +10 when the lower-cased content contains a term,
+    /// +20 for every tag containing it, and when both vectors exist and their cosine is positive the
+    /// original's semantic bonus floor(cosine x 40) — a bonus: a negative cosine never takes a keyword hit
+    /// away, and a cosine below 1/40 alone does not make an entry relevant. At most `limit` hits (0: all).
     std::vector<search_hit> search(const scope& s, std::string_view query, std::size_t limit = 0) {
         if (!enabled()) return {};
-        limit = limit == 0 ? opt_.default_search_limit : std::min(limit, opt_.max_search_limit);
+        if (limit == 0) limit = static_cast<std::size_t>(-1);
         const std::string q(text::trim(text::repair_utf8(query)));
         std::vector<float> qvec = q.empty() ? std::vector<float>{} : embed(q);
         std::lock_guard lock(mutex_);
@@ -440,7 +452,7 @@ private:
             toks.clear();
             cont.clear();
             x.lowered = lower(e.content);
-            x.dedup = dedup_key(e.content);
+            x.dedup = dedup_key(e.content, opt_.exact_fold);
             ensure_stamps(vocab.size() + 2 * x.lowered.size() + 8);  // a guess; mark() grows them if needed
             tokenizer_(x.lowered, [&](std::string_view t) {
                 const std::uint32_t id = vocab.token(t);
@@ -508,7 +520,7 @@ private:
     }
 
     /// peek_rune, and also: the rune written lower-cased to out[pos..] (same length: see lower) and fed to the
-    /// dedup stream (dedup_fold of the lower-cased rune is that of the rune). Its own fast paths: indexing
+    /// dedup stream as written (it folds case itself when asked to). Its own fast paths: indexing
     /// spends most of its time here.
     template <class Dedup>
     [[gnu::always_inline]] static read_result read_rune(std::string_view in, std::size_t pos, char* out, Dedup& dedup) noexcept {
@@ -517,7 +529,7 @@ private:
             const auto c = static_cast<unsigned char>(b >= 'A' && b <= 'Z' ? b + 32 : b);
             out[pos] = static_cast<char>(c);
             if (b == ' ' || (b >= '\t' && b <= '\r')) dedup.space();
-            else dedup.folded(c);
+            else dedup.folded(dedup.fold ? c : b);
             const bool word = (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
             return {c, b, 1, word ? rune_kind::word : rune_kind::other};
         }
@@ -527,7 +539,7 @@ private:
         } else {
             if (r.c != r.original) text::encode_utf8(r.c, out + pos);
             if (r.c > 0x3000 && r.c < 0xA000) dedup.folded(r.c);  // dedup_fold is the identity, none is a space
-            else dedup.valid(r.c);
+            else dedup.valid(r.original);
         }
         return r;
     }
@@ -543,7 +555,7 @@ private:
         x.lowered.assign(content);
         char* const out = x.lowered.data();
         const char* const low = x.lowered.data();
-        dedup_stream dedup{dedup_hash{}};
+        dedup_stream dedup{dedup_hash{}, opt_.exact_fold == exact_duplicate_fold::width_and_case};
         // Every rune adds at most two tokens and one containment id, and at most three new ids to the
         // dictionary: sized once here, the loop writes and dedups without branches (whether an id was seen
         // is unpredictable, and a mispredicted branch per rune cost more than the rest of the work).
@@ -965,8 +977,10 @@ private:
             const float qnorm = norm_of(qvec);
             for (std::size_t i = 0; i < n; ++i) {
                 const auto& v = si.entries[i].embedding;
-                if (qnorm > 0 && si.idx[i].norm > 0 && v.size() == qvec.size())
-                    out[i] += 40.0 * ania::detail::dot(qvec, v) / (qnorm * si.idx[i].norm);
+                if (qnorm > 0 && si.idx[i].norm > 0 && v.size() == qvec.size()) {
+                    const double cosine = ania::detail::dot(qvec, v) / (qnorm * si.idx[i].norm);
+                    if (cosine > 0) out[i] += std::floor(cosine * 40.0);  // the original's int(sim*40) when sim > 0
+                }
             }
         }
         return out;

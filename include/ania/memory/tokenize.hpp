@@ -84,24 +84,32 @@ namespace ania::memory {
     return out;
 }
 
-/// The rune mapping of exact-duplicate detection: full-width ASCII to half-width, U+3000 to a space, lower-cased.
+/// What exact-duplicate detection treats as the same content. SPEC §4: the contents equal after white space
+/// is folded (trimmed, every run one space) — "Alice" and "alice" are two memories. `width_and_case`
+/// (opt-in, memory.fold_case_and_width) also folds full-width ASCII to half-width, U+3000 to a space and
+/// case, so "ＡＢＣ" and "abc" are one.
+enum class exact_duplicate_fold : std::uint8_t { white_space, width_and_case };
+
+/// The rune mapping of exact_duplicate_fold::width_and_case: full-width ASCII to half-width, U+3000 to a
+/// space, lower-cased.
 [[nodiscard]] constexpr char32_t dedup_fold(char32_t c) noexcept {
     if (c >= 0xFF01 && c <= 0xFF5E) c -= 0xFEE0;
     else if (c == 0x3000) c = U' ';
     return to_lower(c);
 }
 
-/// The dedup normal form as a stream of units: dedup_fold on every rune, white space trimmed and folded to one
-/// space, an invalid byte kept as the unit 0x110000 + byte. Feed it the runes of a text in order (valid() or
-/// invalid() per maximal subpart); it calls `put(std::uint32_t unit)`. Indexing feeds it while it lower-cases
-/// and tokenises the same runes, so the text is decoded once.
+/// The dedup normal form as a stream of units: with `width_and_case`, dedup_fold on every rune; white space
+/// trimmed and folded to one space; an invalid byte kept as the unit 0x110000 + byte. Feed it the runes of a
+/// text in order, as written (valid() or invalid() per maximal subpart); it calls `put(std::uint32_t unit)`.
+/// Indexing feeds it while it lower-cases and tokenises the same runes, so the text is decoded once.
 template <class Put>
 struct dedup_stream {
     Put put;
+    bool fold = false;  ///< exact_duplicate_fold::width_and_case
     bool pending_space = false, any = false;
 
     void valid(char32_t c) {
-        c = dedup_fold(c);
+        if (fold) c = dedup_fold(c);
         if (text::is_space(c)) space();
         else folded(c);
     }
@@ -118,7 +126,7 @@ struct dedup_stream {
     }
 };
 template <class Put>
-dedup_stream(Put) -> dedup_stream<Put>;
+dedup_stream(Put, bool) -> dedup_stream<Put>;
 
 /// Feeds every rune of `s` to `stream` (see dedup_stream).
 template <class Stream>
@@ -132,13 +140,14 @@ void feed_dedup(std::string_view s, Stream& stream) {
 }
 
 /// The normal form for exact-duplicate detection (see dedup_stream), as text.
-[[nodiscard]] inline std::string normalize_for_dedup(std::string_view s) {
+[[nodiscard]] inline std::string normalize_for_dedup(std::string_view s,
+                                                     exact_duplicate_fold mode = exact_duplicate_fold::white_space) {
     std::string out;
     out.reserve(s.size());
     dedup_stream stream{[&](std::uint32_t unit) {
         if (unit >= 0x110000u) out.push_back(static_cast<char>(unit - 0x110000u));
         else text::append_utf8(out, static_cast<char32_t>(unit));
-    }};
+    }, mode == exact_duplicate_fold::width_and_case};
     feed_dedup(s, stream);
     return out;
 }
@@ -149,10 +158,10 @@ struct dedup_hash {
     void operator()(std::uint32_t unit) noexcept { value = (value ^ unit) * 1099511628211ULL; }
 };
 
-/// A 64-bit hash of the units of normalize_for_dedup(s) (one per rune, not per byte), computed without
+/// A 64-bit hash of the units of normalize_for_dedup(s, mode) (one per rune, not per byte), computed without
 /// building the string: equal normal forms give equal keys; a key match is confirmed by comparing them.
-[[nodiscard]] inline std::uint64_t dedup_key(std::string_view s) noexcept {
-    dedup_stream stream{dedup_hash{}};
+[[nodiscard]] inline std::uint64_t dedup_key(std::string_view s, exact_duplicate_fold mode = exact_duplicate_fold::white_space) noexcept {
+    dedup_stream stream{dedup_hash{}, mode == exact_duplicate_fold::width_and_case};
     feed_dedup(s, stream);
     return stream.put.value;
 }

@@ -2,6 +2,7 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 
+#include <cstdint>
 #include <exception>
 #include <optional>
 #include <string>
@@ -33,7 +34,7 @@ struct tool_replies {
     std::string user_label = "用户";
     // Tool descriptions (what the model is told each tool does).
     std::string save_description = "保存一条长期记忆（称呼、偏好、重要信息等）。内容相同的记忆不会重复保存；与已有记忆相似时会提示合并。";
-    std::string search_description = "检索长期记忆。不带 query 时返回全部（新的在前）；带 query 时按关键词相关度排序。";
+    std::string search_description = "检索长期记忆。不带 query 时返回全部（新的在前）；带 query 时返回所有相关的记忆，按关键词相关度排序。limit 可限制条数。";
     std::string update_description = "按 ID 更新一条记忆。未提供的字段保持不变；user_id 或 tags 传空值则清空。";
     std::string forget_description = "按 ID 删除一条记忆。";
 };
@@ -59,7 +60,8 @@ struct tool_replies {
     r.user_label = "user";
     r.save_description = "Save a long-term memory (names, preferences, important facts). Identical content is not saved "
                          "twice; similar content is saved and reported so that you can merge.";
-    r.search_description = "Search long-term memory. Without query: everything, newest first; with query: by keyword relevance.";
+    r.search_description = "Search long-term memory. Without query: everything, newest first; with query: every relevant "
+                           "memory by keyword relevance. limit caps the count.";
     r.update_description = "Update a memory by ID. Fields not given are kept; an empty user_id or tags clears it.";
     r.forget_description = "Delete a memory by ID.";
     return r;
@@ -177,13 +179,20 @@ template <class Manager>
                          }
                      })});
     tools.push_back({"memory_search", shared->search_description,
-                     detail::schema({{"query", str}, {"limit", json{{"type", "integer"}, {"minimum", 1}, {"maximum", 50}}}}, {}),
+                     detail::schema({{"query", str}, {"limit", json{{"type", "integer"}, {"minimum", 1}}}}, {}),
                      guard([&manager, s, shared, describe](const json& a) {
                          const auto query = detail::opt_string(a, "query");
-                         std::size_t limit = 0;
+                         std::size_t limit = 0;  // SPEC §4: every entry (no query) or every hit (query)
                          if (const auto it = a.find("limit"); it != a.end() && !it->is_null()) {
-                             if (!it->is_number_integer() || it->get<std::int64_t>() < 1) throw detail::bad_arguments("limit must be a positive integer");
-                             limit = static_cast<std::size_t>(std::min<std::int64_t>(it->get<std::int64_t>(), 50));
+                             if (it->is_number_unsigned()) {  // any size: more than the scope holds is all of it
+                                 const auto n = it->get<std::uint64_t>();
+                                 if (n == 0) throw detail::bad_arguments("limit must be a positive integer");
+                                 limit = n > SIZE_MAX ? SIZE_MAX : static_cast<std::size_t>(n);
+                             } else if (it->is_number_integer() && it->get<std::int64_t>() >= 1) {
+                                 limit = static_cast<std::size_t>(it->get<std::int64_t>());
+                             } else {
+                                 throw detail::bad_arguments("limit must be a positive integer");
+                             }
                          }
                          const auto hits = manager.search(s, query.value_or(""), limit);
                          if (hits.empty()) return shared->none;
