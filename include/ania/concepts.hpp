@@ -23,7 +23,10 @@ namespace ania {
 /// - `clear(session)` forgets the session; clearing an unknown session is a no-op.
 ///
 /// Failures are reported by throwing ania::error (errc::store_error); a store never returns a silently
-/// shortened history. Session ids are arbitrary byte strings (NUL included). Every shipped store is safe to
+/// shortened history. A store used directly therefore throws at its caller; the paths a conversation takes
+/// (background_writer, maybe_compress, load_history) catch that, log it and let the conversation go on in
+/// memory (SPEC §2: a persistence failure never affects the conversation). A store is handed messages as
+/// they are to be kept: ania's write paths turn images into markers before they reach it. Session ids are arbitrary byte strings (NUL included). Every shipped store is safe to
 /// call from several threads at once; a user store used from several threads must be too.
 template <class S>
 concept history_store = requires(S& s, std::string_view session, std::span<const message> msgs) {
