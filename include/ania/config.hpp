@@ -50,6 +50,9 @@ struct memory_config {
     std::optional<double> near_duplicate_threshold;
     /// Exact duplicates: false = white space folded only (the spec); true = also full-width forms and case.
     bool fold_case_and_width = false;
+    std::int64_t max_user_id_runes = 128;  ///< a longer user_id is cut
+    std::int64_t max_tags = 16;            ///< tags past this many are dropped
+    std::int64_t max_tag_runes = 64;       ///< a longer tag is cut
 };
 
 /// `ocr.*` (SPEC §5): the fallback vision model when the main one is not multimodal. The original's
@@ -76,7 +79,7 @@ struct config {
 BOOST_HANA_ADAPT_STRUCT(ania::compressor_config, base_url, api_key, model);
 BOOST_HANA_ADAPT_STRUCT(ania::session_config, max_idle_minutes, max_sessions, group_auto_clear);
 BOOST_HANA_ADAPT_STRUCT(ania::memory_config, max_entries, max_content_runes, auto_inject, inject_entries, inject_runes,
-                        near_duplicate_threshold, fold_case_and_width);
+                        near_duplicate_threshold, fold_case_and_width, max_user_id_runes, max_tags, max_tag_runes);
 BOOST_HANA_ADAPT_STRUCT(ania::ocr_config, base_url, api_key, model);
 BOOST_HANA_ADAPT_STRUCT(ania::config, max_context_tokens, compress_ratio, compressor, session, memory, ocr,
                         multimodal);
@@ -185,6 +188,9 @@ inline void validate(const config& c) {
     detail::require(c.memory.max_content_runes > 0, "memory.max_content_runes", "must be > 0");
     detail::require(c.memory.inject_entries >= 0, "memory.inject_entries", "must be >= 0");
     detail::require(c.memory.inject_runes >= 0, "memory.inject_runes", "must be >= 0");
+    detail::require(c.memory.max_user_id_runes > 0, "memory.max_user_id_runes", "must be > 0");
+    detail::require(c.memory.max_tags >= 0, "memory.max_tags", "must be >= 0");
+    detail::require(c.memory.max_tag_runes > 0, "memory.max_tag_runes", "must be > 0");
     detail::require(!c.memory.near_duplicate_threshold ||
                         (*c.memory.near_duplicate_threshold > 0.0 && *c.memory.near_duplicate_threshold <= 1.0),
                     "memory.near_duplicate_threshold", "must be in (0, 1]");
@@ -194,7 +200,7 @@ inline void validate(const config& c) {
 /// an ania::error (invalid_config) that names the key and, for unknown keys, lists the valid ones.
 [[nodiscard]] inline config load_config(const json& j) {
     config c;
-    detail::read_config_value(j, c, "");
+    detail::with_json_errors(errc::invalid_config, "configuration", [&] { detail::read_config_value(j, c, ""); });
     validate(c);
     return c;
 }

@@ -19,7 +19,12 @@ enum class errc {
     invalid_argument,    ///< a caller passed a value outside the documented domain
     store_error,         ///< a history or memory store failed (SQLite message in what())
     not_found,           ///< the named entry does not exist (memory admin)
+    store_busy,          ///< another connection held the lock past the busy timeout: retrying may succeed
+    store_io,            ///< an I/O, disk-full or corruption error: the connection was closed, the next call reopens
 };
+
+/// Failures that a retry may cure (the background writer retries them with back-off).
+[[nodiscard]] constexpr bool is_transient(errc c) noexcept { return c == errc::store_busy || c == errc::store_io; }
 
 /// Short stable name of an error code ("parse_error", ...).
 [[nodiscard]] constexpr std::string_view to_string(errc c) noexcept {
@@ -31,6 +36,8 @@ enum class errc {
     case errc::invalid_argument: return "invalid_argument";
     case errc::store_error: return "store_error";
     case errc::not_found: return "not_found";
+    case errc::store_busy: return "store_busy";
+    case errc::store_io: return "store_io";
     }
     return "unknown";
 }

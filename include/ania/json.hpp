@@ -11,6 +11,7 @@
 
 #include <ania/detail/fast_message_parser.hpp>
 #include <ania/error.hpp>
+#include <ania/log.hpp>
 #include <ania/message.hpp>
 #include <ania/text/utf8.hpp>
 #include <ania/usage.hpp>
@@ -165,7 +166,7 @@ public:
         return m;
     }
 
-    usage read_usage(const json& j) const {
+    usage read_usage(const json& j, const log_sink& log = {}) const {
         usage u;
         if (j.is_null()) return u;
         if (!j.is_object()) throw error(errc::invalid_message, std::string("usage: expected an object, got ") + type_name(j));
@@ -174,7 +175,22 @@ public:
             if (it == obj.end() || it->is_null()) return;
             if (!it->is_number_integer() && !it->is_number_unsigned())
                 throw error(errc::invalid_message, std::string("usage.") + key + ": expected an integer, got " + type_name(*it));
-            out = it->template get<std::int64_t>();
+            if (it->is_number_unsigned()) {
+                const auto v = it->template get<std::uint64_t>();
+                if (v > static_cast<std::uint64_t>(INT64_MAX)) {
+                    if (log) log_to(log, log_level::warn, std::string("usage.") + key + ": " + std::to_string(v) + " saturated to INT64_MAX");
+                    out = INT64_MAX;
+                    return;
+                }
+                out = static_cast<std::int64_t>(v);
+                return;
+            }
+            const auto v = it->template get<std::int64_t>();
+            if (v < 0) {
+                if (log) log_to(log, log_level::warn, std::string("usage.") + key + ": negative (" + std::to_string(v) + "), ignored");
+                return;
+            }
+            out = v;
         };
         field(j, "prompt_tokens", u.prompt_tokens);
         field(j, "completion_tokens", u.completion_tokens);
@@ -377,24 +393,41 @@ inline void write_field(json& j, const message& m, wire_field f, const write_opt
     try {
         if (text::is_valid_utf8(text)) return json::parse(text);
         return json::parse(text::repair_utf8(text));
-    } catch (const json::parse_error& e) {
+    } catch (const json::exception& e) {  // parse_error, and out_of_range for a number like 1e400
         throw error(errc::parse_error, e.what());
     }
 }
+
+namespace detail {
+/// Runs `f`, turning any nlohmann exception that escapes it into ania::error(code): every entry point that
+/// reads JSON reports bad input as ania::error, never as a library-specific type a caller does not catch.
+template <class F>
+decltype(auto) with_json_errors(errc code, const char* what, F&& f) {
+    try {
+        return f();
+    } catch (const json::exception& e) {
+        throw error(code, std::string(what) + ": " + e.what());
+    }
+}
+} // namespace detail
 
 /// Reads a message from a JSON value (strings with invalid UTF-8 are repaired). Throws ania::error
 /// (invalid_message) naming the member that is wrong, or limit_exceeded when `j` nests deeper than allowed.
 [[nodiscard]] inline message message_from_json(const json& j, const parse_limits& limits = {}) {
     if (detail::json_value_depth(j, limits.max_depth) > limits.max_depth)
         throw error(errc::limit_exceeded, "nesting depth exceeds max_depth = " + std::to_string(limits.max_depth));
-    return detail::reader(false, true).read_message(const_cast<json&>(j));  // reader copies, never writes, with move_from = false
+    return detail::with_json_errors(errc::invalid_message, "message", [&] {
+        return detail::reader(false, true).read_message(const_cast<json&>(j));  // copies, never writes (move_from = false)
+    });
 }
 
 namespace detail {
 /// The general path: nlohmann's DOM, then the reader. Every shape, every error.
 [[nodiscard]] inline message parse_message_general(std::string_view text, const parse_limits& limits) {
     json j = parse_json(text, limits);
-    return reader(true, false).read_message(j);  // parse_json already repaired the text
+    return with_json_errors(errc::invalid_message, "message", [&] {
+        return reader(true, false).read_message(j);  // parse_json already repaired the text
+    });
 }
 } // namespace detail
 
@@ -440,8 +473,12 @@ namespace detail {
     return arr;
 }
 
-/// Reads the `usage` object of a chat-completions response (null or absent members stay nullopt).
-[[nodiscard]] inline usage usage_from_json(const json& j) { return detail::reader(false, false).read_usage(j); }
+/// Reads the `usage` object of a chat-completions response (null or absent members stay nullopt). A count
+/// above INT64_MAX is saturated to it; a negative count is not a count: left unreported. Both are logged to
+/// `log` when given. A member of another type is an ania::error (invalid_message).
+[[nodiscard]] inline usage usage_from_json(const json& j, const log_sink& log = {}) {
+    return detail::with_json_errors(errc::invalid_message, "usage", [&] { return detail::reader(false, false).read_usage(j, log); });
+}
 
 /// `usage` in the OpenAI wire format; members that were not reported are left out.
 [[nodiscard]] inline json to_json(const usage& u) {

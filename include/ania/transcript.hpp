@@ -2,6 +2,7 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <span>
@@ -11,6 +12,7 @@
 #include <vector>
 
 #include <ania/message.hpp>
+#include <ania/text/utf8.hpp>
 
 namespace ania {
 
@@ -22,6 +24,7 @@ enum class transcript_problem : std::uint8_t {
     duplicate_result,   ///< a second tool message for the same call
     unanswered_call,    ///< a tool call with no tool message among those right after it
     duplicate_call_id,  ///< two calls with the same id in one assistant message
+    invalid_id,         ///< a call id or tool_call_id that is not valid UTF-8: on the wire it becomes another id
 };
 
 [[nodiscard]] constexpr std::string_view to_string(transcript_problem p) noexcept {
@@ -31,6 +34,7 @@ enum class transcript_problem : std::uint8_t {
     case transcript_problem::duplicate_result: return "duplicate_result";
     case transcript_problem::unanswered_call: return "unanswered_call";
     case transcript_problem::duplicate_call_id: return "duplicate_call_id";
+    case transcript_problem::invalid_id: return "invalid_id";
     }
     return "unknown";
 }
@@ -90,11 +94,41 @@ private:
     return m.tool_call_id ? std::string_view(*m.tool_call_id) : std::string_view();
 }
 
-/// Index of the first call with this id, or npos. Calls per message are few: a linear scan beats hashing.
-[[nodiscard]] inline std::size_t find_call(const std::vector<tool_call>& calls, std::string_view id) noexcept {
-    for (std::size_t i = 0; i < calls.size(); ++i)
-        if (calls[i].id == id) return i;
-    return static_cast<std::size_t>(-1);
+/// Finds the first call with an id among the calls of one assistant message. Calls per message are usually
+/// few, and then a linear scan beats anything; a model can also send tens of thousands, and then the ids are
+/// sorted once, so a transcript costs O(n log n), never O(n²).
+class call_index {
+public:
+    static constexpr std::size_t npos = static_cast<std::size_t>(-1);
+    static constexpr std::size_t linear_max = 16;
+
+    explicit call_index(std::span<const tool_call> calls) : calls_(calls) {
+        if (calls.size() <= linear_max) return;
+        sorted_.reserve(calls.size());
+        for (std::size_t i = 0; i < calls.size(); ++i) sorted_.emplace_back(calls[i].id, i);
+        std::sort(sorted_.begin(), sorted_.end());  // by id, then position: the first of equal ids comes first
+    }
+    /// Index of the first call with this id, or npos.
+    [[nodiscard]] std::size_t first(std::string_view id) const noexcept {
+        if (sorted_.empty()) {
+            for (std::size_t i = 0; i < calls_.size(); ++i)
+                if (calls_[i].id == id) return i;
+            return npos;
+        }
+        const auto it = std::lower_bound(sorted_.begin(), sorted_.end(), std::pair<std::string_view, std::size_t>(id, 0));
+        return it != sorted_.end() && it->first == id ? it->second : npos;
+    }
+
+private:
+    std::span<const tool_call> calls_;
+    std::vector<std::pair<std::string_view, std::size_t>> sorted_;
+};
+
+[[nodiscard]] inline bool ids_valid(const message& m) noexcept {
+    if (m.tool_call_id && !text::is_valid_utf8(*m.tool_call_id)) return false;
+    for (const tool_call& c : m.tool_calls)
+        if (!text::is_valid_utf8(c.id)) return false;
+    return true;
 }
 
 /// Walks the transcript once and reports every problem to `sink(problem, index, id)`; stops early when the
@@ -105,6 +139,9 @@ void scan_transcript(std::span<const message> ms, Sink&& sink) {
     std::size_t i = 0;
     while (i < ms.size()) {
         const message& m = ms[i];
+        if (!ids_valid(m))
+            if (!sink(transcript_problem::invalid_id, i, m.tool_call_id ? std::string_view(*m.tool_call_id) : std::string_view()))
+                return;
         if (m.role == role::tool) {
             if (!sink(transcript_problem::orphan_result, i, answered_id(m))) return;
             ++i;
@@ -115,14 +152,17 @@ void scan_transcript(std::span<const message> ms, Sink&& sink) {
             continue;
         }
         const auto& calls = m.tool_calls;
+        const call_index index(calls);
         for (std::size_t c = 1; c < calls.size(); ++c)
-            if (find_call(calls, calls[c].id) != c)
+            if (index.first(calls[c].id) != c)
                 if (!sink(transcript_problem::duplicate_call_id, i, std::string_view(calls[c].id))) return;
         call_marks answered(calls.size());
         std::size_t j = i + 1;
         for (; j < ms.size() && ms[j].role == role::tool; ++j) {
             const std::string_view id = answered_id(ms[j]);
-            const std::size_t c = find_call(calls, id);
+            if (!ids_valid(ms[j]))
+                if (!sink(transcript_problem::invalid_id, j, id)) return;
+            const std::size_t c = index.first(id);
             if (c == npos) {
                 if (!sink(transcript_problem::unknown_result, j, id)) return;
             } else if (answered.test(c)) {
@@ -132,7 +172,7 @@ void scan_transcript(std::span<const message> ms, Sink&& sink) {
             }
         }
         for (std::size_t c = 0; c < calls.size(); ++c)
-            if (!answered.test(c) && find_call(calls, calls[c].id) == c)
+            if (!answered.test(c) && index.first(calls[c].id) == c)
                 if (!sink(transcript_problem::unanswered_call, i, std::string_view(calls[c].id))) return;
         i = j;
     }
@@ -158,12 +198,19 @@ void scan_transcript(std::span<const message> ms, Sink&& sink) {
     return ok;
 }
 
-/// Makes the transcript valid: drops orphan, unknown and duplicate tool results and duplicate call ids,
-/// and answers or drops unanswered calls (`opt.unanswered`). A call's results stay right after it, in their
-/// order; every other message is left untouched. Idempotent; a valid transcript is not touched at all.
+/// Makes the transcript valid: repairs ids that are not valid UTF-8 (to U+FFFD, as the wire form will: first,
+/// so that matching sees the ids the API will see), drops orphan, unknown and duplicate tool results and
+/// duplicate call ids, and answers or drops unanswered calls (`opt.unanswered`). A call's results stay right
+/// after it, in their order; every other message is left untouched. Idempotent; a valid transcript is not
+/// touched at all. O(n log n) in the tool calls of a message.
 inline repair_report repair_transcript(std::vector<message>& ms, const repair_options& opt = {}) {
     repair_report report;
     if (is_valid_transcript(ms)) return report;
+    for (message& m : ms) {
+        if (detail::ids_valid(m)) continue;
+        if (m.tool_call_id) *m.tool_call_id = text::repair_utf8(*m.tool_call_id);
+        for (tool_call& c : m.tool_calls) c.id = text::repair_utf8(c.id);
+    }
     std::vector<message> out;
     out.reserve(ms.size());
     std::size_t i = 0;
@@ -180,17 +227,24 @@ inline repair_report repair_transcript(std::vector<message>& ms, const repair_op
             continue;
         }
         // Duplicate call ids: the first call keeps the id.
+        detail::call_marks first_of_its_id(m.tool_calls.size());
+        {
+            const detail::call_index original(m.tool_calls);  // views the ids: gone before they are moved
+            for (std::size_t c = 0; c < m.tool_calls.size(); ++c)
+                if (original.first(m.tool_calls[c].id) == c) first_of_its_id.set(c);
+        }
         std::vector<tool_call> calls;
         calls.reserve(m.tool_calls.size());
-        for (tool_call& c : m.tool_calls) {
-            if (detail::find_call(calls, c.id) != static_cast<std::size_t>(-1)) ++report.calls_dropped;
-            else calls.push_back(std::move(c));
+        for (std::size_t c = 0; c < m.tool_calls.size(); ++c) {
+            if (first_of_its_id.test(c)) calls.push_back(std::move(m.tool_calls[c]));
+            else ++report.calls_dropped;
         }
+        const detail::call_index index(calls);
         detail::call_marks answered(calls.size());
         std::vector<message> results;
         std::size_t j = i + 1;
         for (; j < ms.size() && ms[j].role == role::tool; ++j) {
-            const std::size_t c = detail::find_call(calls, detail::answered_id(ms[j]));
+            const std::size_t c = index.first(detail::answered_id(ms[j]));
             if (c == static_cast<std::size_t>(-1) || answered.test(c)) {
                 ++report.results_dropped;
                 continue;

@@ -20,10 +20,13 @@ struct usage {
         return !prompt_tokens && !completion_tokens && !total_tokens && !cached_prompt_tokens;
     }
 
-    /// Field-wise sum; a field stays nullopt only if it is nullopt on both sides.
+    /// Field-wise sum, saturating at INT64_MAX (an upstream can report anything); a field stays nullopt only
+    /// if it is nullopt on both sides.
     usage& operator+=(const usage& o) noexcept {
         const auto add = [](std::optional<std::int64_t>& a, const std::optional<std::int64_t>& b) {
-            if (b) a = a.value_or(0) + *b;
+            if (!b) return;
+            std::int64_t sum = 0;
+            a = __builtin_add_overflow(a.value_or(0), *b, &sum) ? (*b < 0 ? INT64_MIN : INT64_MAX) : sum;
         };
         add(prompt_tokens, o.prompt_tokens);
         add(completion_tokens, o.completion_tokens);

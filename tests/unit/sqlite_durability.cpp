@@ -128,7 +128,7 @@ TEST_CASE("faults: a failed write or sync makes the append all-or-nothing, and t
                 } catch (const ania::error& e) {
                     ok = false;
                     ++failures;
-                    CHECK(e.code() == ania::errc::store_error);
+                    CHECK(e.code() == ania::errc::store_io);  // transient: the connection was closed, the next call reopens
                 }
                 ania_test::faults().disarm();
                 if (ok) expected += 4;
@@ -144,7 +144,7 @@ TEST_CASE("faults: a failed write or sync makes the append all-or-nothing, and t
     check_invariants(path);
 }
 
-TEST_CASE("faults: failures through the background writer reach the log sink", "[sqlite][faults]") {
+TEST_CASE("faults: the background writer retries a transient failure, in order, and logs it", "[sqlite][faults]") {
     ania_test::temp_dir dir;
     auto opt = quiet();
     opt.vfs = ania_test::fault_vfs_name();
@@ -153,17 +153,52 @@ TEST_CASE("faults: failures through the background writer reach the log sink", "
     std::mutex m;
     ania::background_writer_options wopt;
     wopt.log = [&](ania::log_level, std::string_view t) { std::lock_guard l(m); logged.emplace_back(t); };
+    wopt.first_backoff = std::chrono::milliseconds(1);
     ania::background_writer<ania::sqlite_store> w(store, wopt);
-    ania_test::faults().arm_write(0, SQLITE_FULL);
+    ania_test::faults().arm_write(0, SQLITE_FULL);  // the first write fails once (an I/O error: the store reopens)
     w.append("s", ania_test::sample_turn("1"));
-    w.flush();
-    ania_test::faults().disarm();
     w.append("s", ania_test::sample_turn("2"));
     w.flush();
-    CHECK(w.failures() == 1);
-    REQUIRE(logged.size() == 1);
+    ania_test::faults().disarm();
+    CHECK(w.failures() == 0);
+    REQUIRE(logged.size() >= 1);
+    CHECK(logged[0].find("retrying") != std::string::npos);
     CHECK(logged[0].find("full") != std::string::npos);
-    CHECK(store.load("s").size() == 4);
+    const auto h = store.load("s");
+    REQUIRE(h.size() == 8);
+    CHECK(h[0] == ania_test::sample_turn("1")[0]);  // the retried turn kept its place
+    CHECK(h[4] == ania_test::sample_turn("2")[0]);
+}
+
+TEST_CASE("faults: a write that keeps failing is given up, reported to on_dropped, and later writes run", "[sqlite][faults]") {
+    ania_test::temp_dir dir;
+    auto opt = quiet();
+    opt.pragmas = {"max_page_count=40"};  // the disk is really full: every retry fails
+    ania::sqlite_store store(dir.file("full.db"), opt);
+    REQUIRE(store.enabled());
+    std::vector<ania::message> big;
+    for (int i = 0; i < 50; ++i) big.push_back(ania::message::user(std::string(4000, 'x')));
+    std::vector<std::string> dropped;
+    int attempts = 0;
+    ania::background_writer_options wopt;
+    wopt.log = [](ania::log_level, std::string_view) {};
+    wopt.first_backoff = std::chrono::milliseconds(1);
+    wopt.retries = 3;
+    wopt.on_dropped = [&](const ania::dropped_write& d) {  // on the writer thread; flush() orders it before us
+        dropped.emplace_back(d.session);
+        attempts = d.attempts;
+        CHECK(d.op == ania::dropped_write::kind::append);
+        CHECK(d.messages.size() == 50);
+        CHECK(std::string(d.error).find("full") != std::string::npos);
+    };
+    ania::background_writer<ania::sqlite_store> w(store, wopt);
+    w.append("s", big);
+    w.append("s", ania_test::sample_turn("small"));
+    w.flush();
+    CHECK(dropped == std::vector<std::string>{"s"});
+    CHECK(attempts == 4);  // the first try and three retries
+    CHECK(w.failures() == 1);
+    CHECK(store.load("s") == ania_test::sample_turn("small"));
 }
 
 TEST_CASE("disk full (max_page_count): appends fail whole, what is stored stays loadable", "[sqlite][faults]") {

@@ -3,12 +3,15 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 
+#include <algorithm>
+#include <chrono>
 #include <condition_variable>
 #include <cstddef>
 #include <cstdint>
 #include <deque>
 #include <span>
 #include <exception>
+#include <functional>
 #include <mutex>
 #include <string>
 #include <string_view>
@@ -17,17 +20,36 @@
 #include <vector>
 
 #include <ania/concepts.hpp>
+#include <ania/error.hpp>
 #include <ania/history/persist.hpp>
 #include <ania/log.hpp>
 #include <ania/message.hpp>
 
 namespace ania {
 
+/// A write the background writer gave up on (after its retries): what it was, and why.
+struct dropped_write {
+    enum class kind : std::uint8_t { append, replace, clear } op;
+    std::string_view session;
+    std::span<const message> messages;  ///< what was to be written (empty for clear)
+    std::string_view error;             ///< the last failure
+    int attempts;
+};
+
 struct background_writer_options {
     /// Jobs waiting at most. When the queue is full, submitting blocks until the writer has taken one: the
     /// back-pressure reaches the producer instead of growing memory without bound or dropping history.
     std::size_t max_queued = 1024;
     log_sink log = stderr_log_sink();  ///< every failed write is reported here, never thrown
+    /// A transient failure (is_transient: a lock held past the store's busy timeout, an I/O error the store
+    /// reopens after) is retried this many times more, after 50 ms, 100 ms, 200 ms, ... (capped at
+    /// max_backoff), before the write is given up. The queue waits meanwhile: order is kept.
+    int retries = 6;
+    std::chrono::milliseconds first_backoff{50};
+    std::chrono::milliseconds max_backoff{2000};
+    /// Called (on the writer thread) for every write given up: after its retries, or at once for a
+    /// failure that is not transient. Exceptions from it are caught and logged.
+    std::function<void(const dropped_write&)> on_dropped;
     /// SPEC §2: a store never holds images. Whatever reaches the writer (a turn, a compression's replace)
     /// is written with image parts as this marker (see degrade_images).
     std::string image_marker{default_image_marker};
@@ -36,8 +58,9 @@ struct background_writer_options {
 /// One writer thread in front of a history_store. Jobs run in submission order (so each session's order
 /// is kept) and are not tied to any request's std::stop_token: once submitted, a write happens even if the
 /// request that produced it is cancelled. `flush()` waits for everything submitted before it; the destructor
-/// drains the queue, then joins. A failed write is logged and counted; later writes still run. All members
-/// are thread-safe. The store must outlive the writer.
+/// drains the queue, then joins. A transient failure is retried with back-off (see the options), holding the
+/// queue so that order is kept; a write finally given up is logged, counted and handed to `on_dropped`;
+/// later writes still run. All members are thread-safe. The store must outlive the writer.
 template <history_store S>
 class background_writer {
 public:
@@ -92,7 +115,7 @@ public:
     }
 
 private:
-    enum class op : std::uint8_t { append, replace, clear };
+    using op = dropped_write::kind;
     struct job {
         op kind;
         std::string session;
@@ -125,20 +148,49 @@ private:
         }
     }
 
+    /// One job, with its retries; false when it was given up (logged and reported to on_dropped).
     bool write(job& j) noexcept {
         try {
             degrade_images_in_place(j.msgs, opt_.image_marker);
-            switch (j.kind) {
-            case op::append: store_.append(j.session, j.msgs); break;
-            case op::replace: store_.replace(j.session, j.msgs); break;
-            case op::clear: store_.clear(j.session); break;
+        } catch (...) {  // only bad_alloc can get here: write what we have
+        }
+        std::string why;
+        std::chrono::milliseconds backoff = opt_.first_backoff;
+        int attempt = 0;
+        for (;;) {
+            ++attempt;
+            bool transient = false;
+            try {
+                switch (j.kind) {
+                case op::append: store_.append(j.session, j.msgs); break;
+                case op::replace: store_.replace(j.session, j.msgs); break;
+                case op::clear: store_.clear(j.session); break;
+                }
+                if (attempt > 1)
+                    log_to(opt_.log, log_level::info, "background_writer: written after " + std::to_string(attempt) + " attempts");
+                return true;
+            } catch (const error& e) {
+                why = e.what();
+                transient = is_transient(e.code());
+            } catch (const std::exception& e) {
+                why = e.what();
+            } catch (...) {
+                why = "unknown exception";
             }
-            return true;
-        } catch (const std::exception& e) {
-            log_to(opt_.log, log_level::error, std::string("background_writer: persisting failed (the conversation goes on "
-                                                           "in memory): ") + e.what());
-        } catch (...) {
-            log_to(opt_.log, log_level::error, "background_writer: persisting failed with an unknown exception");
+            if (!transient || attempt > opt_.retries) break;
+            log_to(opt_.log, log_level::warn, "background_writer: transient failure, retrying in " + std::to_string(backoff.count()) +
+                                                  " ms: " + why);
+            std::this_thread::sleep_for(backoff);
+            backoff = std::min(backoff * 2, opt_.max_backoff);
+        }
+        log_to(opt_.log, log_level::error, "background_writer: persisting failed after " + std::to_string(attempt) +
+                                               " attempt(s), write dropped (the conversation goes on in memory): " + why);
+        if (opt_.on_dropped) {
+            try {
+                opt_.on_dropped({j.kind, j.session, j.msgs, why, attempt});
+            } catch (...) {
+                log_to(opt_.log, log_level::error, "background_writer: on_dropped threw");
+            }
         }
         return false;
     }

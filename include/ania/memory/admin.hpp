@@ -24,7 +24,7 @@ public:
     [[nodiscard]] std::vector<entry> list(std::string_view scope_text) { return m_.list(scope::from(scope_text)); }
     [[nodiscard]] entry get(std::string_view scope_text, std::string_view id) {
         auto e = m_.get(scope::from(scope_text), id);
-        if (!e) throw error(errc::not_found, "memory " + std::string(id.substr(0, 64)) + " not found in " + std::string(scope_text));
+        if (!e) throw error(errc::not_found, "memory " + text::quote_for_message(id) + " not found in " + text::quote_for_message(scope_text));
         return *e;
     }
     entry create(std::string_view scope_text, std::string_view content, std::string_view user_id = {}, std::vector<std::string> tags = {}) {
@@ -45,7 +45,7 @@ public:
         update_result r = m_.update(scope::from(scope_text), id, content, user_id, std::move(tags));
         switch (r.status) {
         case update_status::updated: return r.updated;
-        case update_status::not_found: throw error(errc::not_found, "memory " + std::string(id.substr(0, 64)) + " not found");
+        case update_status::not_found: throw error(errc::not_found, "memory " + text::quote_for_message(id) + " not found");
         case update_status::empty: throw error(errc::invalid_argument, "content is empty");
         case update_status::disabled: throw error(errc::store_error, "memory is disabled");
         default: throw error(errc::store_error, r.error);
@@ -53,7 +53,7 @@ public:
     }
     void remove(std::string_view scope_text, std::string_view id) {
         if (!m_.forget(scope::from(scope_text), id))
-            throw error(errc::not_found, "memory " + std::string(id.substr(0, 64)) + " not found");
+            throw error(errc::not_found, "memory " + text::quote_for_message(id) + " not found");
     }
 
 private:

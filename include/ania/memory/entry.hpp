@@ -4,6 +4,7 @@
 
 #include <chrono>
 #include <concepts>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -35,6 +36,18 @@ concept memory_backend = requires(B& b, const scope& s, const entry& e, std::str
     b.insert(s, e);
     b.update(s, e);
     b.erase(s, id);
+};
+
+/// Optional capability: a backend shared with other processes (or other managers) tells whether a scope
+/// changed. `version(s)` changes whenever the scope's rows change, by anyone; each write returns the version
+/// it produced. The manager checks it before using its in-memory index of a scope and reloads the scope when
+/// someone else wrote (so a memory saved by process A is seen, deduplicated and counted by process B).
+template <class B>
+concept versioned_memory_backend = memory_backend<B> && requires(B& b, const scope& s, const entry& e, std::string_view id) {
+    { b.version(s) } -> std::convertible_to<std::uint64_t>;
+    { b.insert(s, e) } -> std::convertible_to<std::uint64_t>;
+    { b.update(s, e) } -> std::convertible_to<std::uint64_t>;
+    { b.erase(s, id) } -> std::convertible_to<std::uint64_t>;
 };
 
 /// Turns text into a vector (one embedder is shared with the knowledge base). nullopt = unavailable right now:

@@ -15,6 +15,7 @@
 #include <string>
 #include <string_view>
 #include <tuple>
+#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -41,6 +42,12 @@ struct manager_options {
     std::optional<double> near_duplicate_threshold;
     /// What "the same content" means for exact duplicates (see exact_duplicate_fold).
     exact_duplicate_fold exact_fold = exact_duplicate_fold::white_space;
+    // What a model may store besides the content, and what a query may cost: longer is cut, more is
+    // dropped (the first ones kept), so a 10 MB tag or 100,000 tags cannot reach the store or every reply.
+    std::size_t max_user_id_runes = 128;
+    std::size_t max_tags = 16;
+    std::size_t max_tag_runes = 64;
+    std::size_t max_query_runes = 2000;  ///< memory_search: a longer query is cut to its first this many runes
     std::uint64_t seed = 0;               ///< id generator seed; 0 = from std::random_device
     log_sink log = stderr_log_sink();
 
@@ -53,6 +60,9 @@ struct manager_options {
         o.inject_runes = static_cast<std::size_t>(c.memory.inject_runes);
         o.near_duplicate_threshold = c.memory.near_duplicate_threshold;
         o.exact_fold = c.memory.fold_case_and_width ? exact_duplicate_fold::width_and_case : exact_duplicate_fold::white_space;
+        o.max_user_id_runes = static_cast<std::size_t>(c.memory.max_user_id_runes);
+        o.max_tags = static_cast<std::size_t>(c.memory.max_tags);
+        o.max_tag_runes = static_cast<std::size_t>(c.memory.max_tag_runes);
         return o;
     }
 };
@@ -136,6 +146,24 @@ public:
         return std::string(text::trim(text::truncate_runes(text::trim(fixed), opt_.max_content_runes)));
     }
 
+    /// A user id as it would be stored: valid UTF-8, trimmed, cut to max_user_id_runes.
+    [[nodiscard]] std::string clean_user_id(std::string_view raw) const {
+        const std::string fixed = text::repair_utf8(raw);
+        return std::string(text::trim(text::truncate_runes(text::trim(fixed), opt_.max_user_id_runes)));
+    }
+    /// Tags as they would be stored: each valid UTF-8, trimmed and cut to max_tag_runes; empty ones dropped;
+    /// at most max_tags (the first ones).
+    [[nodiscard]] std::vector<std::string> clean_tags(const std::vector<std::string>& raw) const {
+        std::vector<std::string> out;
+        for (const std::string& t : raw) {
+            if (out.size() >= opt_.max_tags) break;
+            const std::string fixed = text::repair_utf8(t);
+            std::string clean(text::trim(text::truncate_runes(text::trim(fixed), opt_.max_tag_runes)));
+            if (!clean.empty()) out.push_back(std::move(clean));
+        }
+        return out;
+    }
+
     /// memory_save: see save_status. An exact duplicate (the same normal form: white space folded, and with
     /// exact_duplicate_fold::width_and_case also full-width forms and case) is not written; a near duplicate
     /// is written and reported; a full scope is refused; ids are 8 random hex digits, never reused in the scope.
@@ -144,8 +172,7 @@ public:
         if (!enabled()) { r.status = save_status::disabled; return r; }
         const std::string text = clean_content(content);
         if (text.empty()) { r.status = save_status::empty; return r; }
-        for (auto& t : tags) t = std::string(text::trim(text::repair_utf8(t)));
-        std::erase_if(tags, [](const std::string& t) { return t.empty(); });
+        tags = clean_tags(tags);
         std::vector<float> vec = embed(text);
         std::lock_guard lock(mutex_);
         scope_index& si = index_of(s);
@@ -161,13 +188,13 @@ public:
         const near_duplicate_report near = near_duplicate_locked(si, text);
         entry e;
         e.id = fresh_id(si);
-        e.user_id = text::repair_utf8(user_id);
+        e.user_id = clean_user_id(user_id);
         e.content = text;
         e.tags = std::move(tags);
         e.embedding = std::move(vec);
         e.created_at = next_timestamp(si);
         try {
-            backend_.insert(s, e);
+            write_backend(si, [&] { return backend_.insert(s, e); });
         } catch (const std::exception& ex) {
             r.status = save_status::failed;
             r.error = ex.what();
@@ -203,16 +230,10 @@ public:
             e.content = std::move(*text);
             e.embedding = std::move(vec);
         }
-        if (user_id) e.user_id = text::repair_utf8(*user_id);
-        if (tags) {
-            e.tags.clear();
-            for (const auto& t : *tags) {
-                std::string clean(text::trim(text::repair_utf8(t)));
-                if (!clean.empty()) e.tags.push_back(std::move(clean));
-            }
-        }
+        if (user_id) e.user_id = clean_user_id(*user_id);
+        if (tags) e.tags = clean_tags(*tags);
         try {
-            backend_.update(s, e);
+            write_backend(si, [&] { return backend_.update(s, e); });
         } catch (const std::exception& ex) {
             r.status = update_status::failed;
             r.error = ex.what();
@@ -234,7 +255,7 @@ public:
         scope_index& si = index_of(s);
         const std::size_t i = find_locked(si, id);
         if (i == npos) return false;
-        backend_.erase(s, id);  // throws on failure: the index is left as the backend is
+        write_backend(si, [&] { return backend_.erase(s, id); });  // throws on failure: the index is left as the backend is
         si.entries.erase(si.entries.begin() + static_cast<std::ptrdiff_t>(i));
         si.idx.erase(si.idx.begin() + static_cast<std::ptrdiff_t>(i));
         rebuild_postings(si);
@@ -249,7 +270,7 @@ public:
     std::vector<search_hit> search(const scope& s, std::string_view query, std::size_t limit = 0) {
         if (!enabled()) return {};
         if (limit == 0) limit = static_cast<std::size_t>(-1);
-        const std::string q(text::trim(text::repair_utf8(query)));
+        const std::string q = clean_query(query);
         std::vector<float> qvec = q.empty() ? std::vector<float>{} : embed(q);
         std::lock_guard lock(mutex_);
         scope_index& si = index_of(s);
@@ -269,7 +290,7 @@ public:
 
     /// Keyword (+ vector) scores of every entry of the scope for `query`, oldest first (what search sorts).
     std::vector<double> scores(const scope& s, std::string_view query) {
-        const std::string q(text::trim(text::repair_utf8(query)));
+        const std::string q = clean_query(query);
         std::vector<float> qvec = embed(q);
         std::lock_guard lock(mutex_);
         return score_locked(index_of(s), q, qvec);
@@ -370,7 +391,7 @@ public:
             entry updated = si.entries[i];
             updated.embedding = std::move(vec);
             try {
-                backend_.update(s, updated);
+                write_backend(si, [&] { return backend_.update(s, updated); });
             } catch (const std::exception& ex) {
                 log_to(opt_.log, log_level::warn, std::string("memory: backfill could not store a vector: ") + ex.what());
                 continue;
@@ -401,6 +422,13 @@ public:
 
 private:
     static constexpr std::size_t npos = static_cast<std::size_t>(-1);
+    static constexpr std::uint64_t stale_version = static_cast<std::uint64_t>(-1);
+
+    /// A query as it is scored: valid UTF-8, trimmed, cut to max_query_runes.
+    [[nodiscard]] std::string clean_query(std::string_view raw) const {
+        const std::string fixed = text::repair_utf8(raw);
+        return std::string(text::trim(text::truncate_runes(text::trim(fixed), opt_.max_query_runes)));
+    }
 
     struct scope_index {
         std::vector<entry> entries;              // oldest first
@@ -415,7 +443,21 @@ private:
         bool postings_dirty = true;
         std::uint32_t built_vocabulary = 0;  // vocab.size() after the last full build
         std::string last_timestamp;
+        std::uint64_t version = 0;  // the backend's version of the scope these entries are (versioned backends)
     };
+
+    /// Runs one backend write for the scope. With a versioned backend the scope's index keeps the version
+    /// the write produced when it is the next one (nobody else wrote in between), and is marked stale
+    /// otherwise, so that it is reloaded before its next use.
+    template <class Write>
+    void write_backend(scope_index& si, Write&& w) {
+        if constexpr (versioned_memory_backend<Backend>) {
+            const std::uint64_t v = w();
+            si.version = si.version != stale_version && v == si.version + 1 ? v : stale_version;
+        } else {
+            w();
+        }
+    }
 
     std::vector<float> embed(const std::string& text) {
         try {
@@ -712,11 +754,26 @@ private:
         si.postings_dirty = false;
     }
 
+    /// The scope's index, loaded and built on first use; with a versioned backend, loaded again when
+    /// someone else changed the scope since (another process or manager on the same file).
     scope_index& index_of(const scope& s) {
         auto it = scopes_.find(s.str());
-        if (it != scopes_.end()) return it->second;
+        if (it != scopes_.end()) {
+            if constexpr (versioned_memory_backend<Backend>) {
+                const std::uint64_t v = backend_.version(s);
+                if (v != it->second.version) {
+                    scope_index fresh;
+                    fresh.version = v;  // read before the rows: a write in between only means one more reload
+                    fresh.entries = backend_.load(s);
+                    build_locked(fresh);
+                    it->second = std::move(fresh);
+                }
+            }
+            return it->second;
+        }
         scope_index& si = scopes_[s.str()];
         try {
+            if constexpr (versioned_memory_backend<Backend>) si.version = backend_.version(s);
             si.entries = backend_.load(s);
             build_locked(si);
         } catch (...) {
@@ -944,9 +1001,12 @@ private:
     std::vector<double> score_locked(scope_index& si, std::string_view query, const std::vector<float>& qvec) {
         ensure_postings(si);
         const std::string low = lower(query);
+        // Distinct terms in first-seen order: a hash set, not a scan per term (a query of 10^5 distinct words
+        // must not cost 10^10 comparisons).
         std::vector<std::string_view> terms;
+        std::unordered_set<std::string_view> seen_terms;
         tokenizer_(low, [&](std::string_view t) {
-            if (std::find(terms.begin(), terms.end(), t) == terms.end()) terms.push_back(t);
+            if (seen_terms.insert(t).second) terms.push_back(t);
         });
         const std::size_t n = si.entries.size();
         std::vector<double> out(n, 0.0);

@@ -7,6 +7,7 @@
 #include <string_view>
 
 #include <ania/error.hpp>
+#include <ania/text/utf8.hpp>
 
 namespace ania::memory {
 
@@ -23,7 +24,7 @@ public:
     /// As parse(), but throws ania::error (invalid_argument) naming the rule.
     [[nodiscard]] static scope from(std::string_view text) {
         auto s = parse(text);
-        if (!s) throw error(errc::invalid_argument, "invalid memory scope \"" + std::string(text.substr(0, 80)) +
+        if (!s) throw error(errc::invalid_argument, "invalid memory scope \"" + text::quote_for_message(text, 80) +
                                                         "\": expected g:<digits> or f:<digits>");
         return *s;
     }

@@ -2,6 +2,8 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 
+#include <cmath>
+#include <cstdint>
 #include <mutex>
 #include <string>
 #include <string_view>
@@ -24,35 +26,51 @@ inline constexpr const char* memory_schema =
     " tags TEXT NOT NULL DEFAULT '[]',"   // JSON array of strings
     " emb TEXT NOT NULL DEFAULT '[]',"    // JSON array of numbers; [] = no vector
     " created_at TEXT NOT NULL,"          // YYYY-MM-DDTHH:MM:SS.nnnnnnnnnZ
-    " PRIMARY KEY(scope, id));";
+    " PRIMARY KEY(scope, id));"
+    // Bumped in the transaction of every write of a scope: how another process's manager sees the change.
+    "CREATE TABLE IF NOT EXISTS ania_memory_version("
+    " scope TEXT PRIMARY KEY,"
+    " version INTEGER NOT NULL);";
 } // namespace detail
 
-/// One row per memory in `ania_memory(scope, id, user_id, content, tags, emb, created_at)`, PRIMARY KEY(scope, id).
-/// If the file is unhealthy or the table cannot be created, `enabled()` is false (logged): the memory feature
-/// is then disabled as a whole, and nothing is written. Thread-safe (one connection behind a mutex).
+/// One row per memory in `ania_memory(scope, id, user_id, content, tags, emb, created_at)`, PRIMARY KEY(scope, id),
+/// and a per-scope version in `ania_memory_version` (see versioned_memory_backend), so several processes
+/// (or managers) can share the file. If the file is unhealthy, read-only or the table cannot be created,
+/// `enabled()` is false (logged): the memory feature is then disabled as a whole, and nothing is written. A
+/// file that is merely busy is opened on first use instead (as sqlite_store). After an I/O error the
+/// connection is reopened by the next call. Thread-safe (one connection behind a mutex).
 class sqlite_backend {
 public:
     explicit sqlite_backend(std::string path, sqlite_store_options opt = {}) : path_(std::move(path)), opt_(std::move(opt)) {
         try {
-            db_ = ania::detail::sqlite_open_checked(path_, opt_, detail::memory_schema);
-        } catch (const std::exception& e) {
-            log_to(opt_.log, log_level::error, "memory: DISABLED, " + path_ + " cannot hold ania_memory: " + e.what());
+            db_ = ania::detail::sqlite_open_retrying(path_, opt_, detail::memory_schema);
+            opened_ = true;
+        } catch (const error& e) {
+            if (e.code() == errc::store_busy) {
+                log_to(opt_.log, log_level::warn, "memory: " + path_ + " is busy; it will be opened on first use: " + e.what());
+            } else {
+                disabled_ = true;
+                log_to(opt_.log, log_level::error, "memory: DISABLED, " + path_ + " cannot hold ania_memory: " + e.what());
+            }
         }
     }
 
-    [[nodiscard]] bool enabled() const noexcept { return db_ != nullptr; }
+    [[nodiscard]] bool enabled() const noexcept {
+        std::lock_guard lock(mutex_);
+        return !disabled_;
+    }
 
     [[nodiscard]] std::vector<entry> load(const scope& s) const {
         std::lock_guard lock(mutex_);
         std::vector<entry> out;
-        if (!db_) return out;
+        if (!ready_locked()) return out;
         auto st = prepare("SELECT id, user_id, content, tags, emb, created_at FROM ania_memory WHERE scope = ?1 ORDER BY created_at, id");
         bind(st.get(), 1, s.str());
         int rc;
         while ((rc = sqlite3_step(st.get())) == SQLITE_ROW) {
             entry e;
-            e.id = column(st.get(), 0);
-            e.user_id = column(st.get(), 1);
+            e.id = text::repair_utf8(column(st.get(), 0));
+            e.user_id = text::repair_utf8(column(st.get(), 1));
             e.content = text::repair_utf8(column(st.get(), 2));
             e.created_at = column(st.get(), 5);
             try {
@@ -61,8 +79,13 @@ public:
                     if (t.is_string()) e.tags.push_back(t.get<std::string>());
                 const json emb = parse_json(column(st.get(), 4));
                 for (const json& x : emb)
-                    if (x.is_number()) e.embedding.push_back(x.get<float>());
+                    if (x.is_number()) {
+                        const double v = x.get<double>();
+                        if (!std::isfinite(v) || std::abs(v) > 3.0e38) throw error(errc::invalid_argument, "a vector component out of range");
+                        e.embedding.push_back(static_cast<float>(v));
+                    }
             } catch (const std::exception& ex) {
+                e.embedding.clear();
                 log_to(opt_.log, log_level::warn, "memory: malformed tags or emb of " + e.id + " in " + s.str() + " ignored: " + ex.what());
             }
             out.push_back(std::move(e));
@@ -74,29 +97,57 @@ public:
     [[nodiscard]] std::vector<std::string> scopes() const {
         std::lock_guard lock(mutex_);
         std::vector<std::string> out;
-        if (!db_) return out;
+        if (!ready_locked()) return out;
         auto st = prepare("SELECT DISTINCT scope FROM ania_memory ORDER BY scope");
-        while (sqlite3_step(st.get()) == SQLITE_ROW) out.push_back(column(st.get(), 0));
+        int rc;
+        while ((rc = sqlite3_step(st.get())) == SQLITE_ROW) out.push_back(column(st.get(), 0));
+        if (rc != SQLITE_DONE) fail(rc, "scopes");
         return out;
     }
 
-    void insert(const scope& s, const entry& e) {
-        write("INSERT INTO ania_memory(scope, id, user_id, content, tags, emb, created_at) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7)", s, e);
-    }
-    void update(const scope& s, const entry& e) {
-        write("UPDATE ania_memory SET user_id = ?3, content = ?4, tags = ?5, emb = ?6, created_at = ?7 WHERE scope = ?1 AND id = ?2", s, e);
-    }
-    void erase(const scope& s, std::string_view id) {
+    /// The scope's version: 0 for a scope never written.
+    [[nodiscard]] std::uint64_t version(const scope& s) const {
         std::lock_guard lock(mutex_);
-        if (!db_) return;
-        auto st = prepare("DELETE FROM ania_memory WHERE scope = ?1 AND id = ?2");
+        if (!ready_locked()) return 0;
+        auto st = prepare("SELECT version FROM ania_memory_version WHERE scope = ?1");
         bind(st.get(), 1, s.str());
-        bind(st.get(), 2, id);
         const int rc = sqlite3_step(st.get());
-        if (rc != SQLITE_DONE) fail(rc, "erase");
+        if (rc == SQLITE_ROW) return static_cast<std::uint64_t>(sqlite3_column_int64(st.get(), 0));
+        if (rc != SQLITE_DONE) fail(rc, "version");
+        return 0;
+    }
+
+    std::uint64_t insert(const scope& s, const entry& e) {
+        return write("INSERT INTO ania_memory(scope, id, user_id, content, tags, emb, created_at) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7)", s, &e,
+                     e.id);
+    }
+    std::uint64_t update(const scope& s, const entry& e) {
+        return write("UPDATE ania_memory SET user_id = ?3, content = ?4, tags = ?5, emb = ?6, created_at = ?7 WHERE scope = ?1 AND id = ?2",
+                     s, &e, e.id);
+    }
+    std::uint64_t erase(const scope& s, std::string_view id) {
+        return write("DELETE FROM ania_memory WHERE scope = ?1 AND id = ?2", s, nullptr, id);
     }
 
 private:
+    /// Opens lazily (busy at construction) and reopens after a connection-breaking error.
+    bool ready_locked() const {
+        if (disabled_) return false;
+        if (db_) return true;
+        try {
+            db_ = ania::detail::sqlite_open_checked(path_, opt_, detail::memory_schema);
+        } catch (const error& e) {
+            if (!opened_ && e.code() != errc::store_busy) {
+                disabled_ = true;
+                log_to(opt_.log, log_level::error, "memory: DISABLED, " + path_ + " cannot hold ania_memory: " + e.what());
+                return false;
+            }
+            throw;
+        }
+        opened_ = true;
+        return true;
+    }
+
     ania::detail::sqlite_stmt prepare(const char* sql) const {
         sqlite3_stmt* raw = nullptr;
         const int rc = sqlite3_prepare_v2(db_.get(), sql, -1, &raw, nullptr);
@@ -111,38 +162,71 @@ private:
         return p ? std::string(p, static_cast<std::size_t>(sqlite3_column_bytes(st, i))) : std::string();
     }
     [[noreturn]] void fail(int rc, const char* what) const {
-        throw error(errc::store_error, std::string("memory sqlite_backend: ") + what + " failed: " + sqlite3_errmsg(db_.get()) +
-                                           " (" + sqlite3_errstr(rc) + ")");
+        std::string text = std::string("memory sqlite_backend: ") + what + " failed: " + (db_ ? sqlite3_errmsg(db_.get()) : "") +
+                           " (" + sqlite3_errstr(rc) + ")";
+        if (ania::detail::sqlite_needs_reopen(rc)) db_.reset();  // the next call reopens
+        throw error(ania::detail::sqlite_errc(rc), text);
+    }
+    void exec_locked(const char* sql) const {
+        const int rc = sqlite3_exec(db_.get(), sql, nullptr, nullptr, nullptr);
+        if (rc != SQLITE_OK) fail(rc, sql);
     }
 
-    void write(const char* sql, const scope& s, const entry& e) {
-        json tags = json::array();
-        for (const auto& t : e.tags) tags.push_back(t);
-        json emb = json::array();
-        for (const float x : e.embedding) emb.push_back(x);
-        const std::string tags_text = tags.dump(-1, ' ', false, json::error_handler_t::replace);
-        const std::string emb_text = emb.dump();
+    /// One write and the scope's version bump in one transaction; returns the new version.
+    std::uint64_t write(const char* sql, const scope& s, const entry* e, std::string_view id) {
+        std::string tags_text, emb_text;
+        if (e) {
+            json tags = json::array();
+            for (const auto& t : e->tags) tags.push_back(t);
+            json emb = json::array();
+            for (const float x : e->embedding) emb.push_back(x);
+            tags_text = tags.dump(-1, ' ', false, json::error_handler_t::replace);
+            emb_text = emb.dump();
+        }
         std::lock_guard lock(mutex_);
-        if (!db_) return;
-        auto st = prepare(sql);
-        bind(st.get(), 1, s.str());
-        bind(st.get(), 2, e.id);
-        bind(st.get(), 3, e.user_id);
-        bind(st.get(), 4, e.content);
-        bind(st.get(), 5, tags_text);
-        bind(st.get(), 6, emb_text);
-        bind(st.get(), 7, e.created_at);
-        const int rc = sqlite3_step(st.get());
-        if (rc != SQLITE_DONE) fail(rc, "write");
-        if (sqlite3_changes(db_.get()) != 1) throw error(errc::store_error, "memory " + e.id + " not found in " + s.str());
+        if (!ready_locked()) return 0;
+        exec_locked("BEGIN IMMEDIATE");
+        try {
+            {
+                auto st = prepare(sql);
+                bind(st.get(), 1, s.str());
+                bind(st.get(), 2, id);
+                if (e) {
+                    bind(st.get(), 3, e->user_id);
+                    bind(st.get(), 4, e->content);
+                    bind(st.get(), 5, tags_text);
+                    bind(st.get(), 6, emb_text);
+                    bind(st.get(), 7, e->created_at);
+                }
+                const int rc = sqlite3_step(st.get());
+                if (rc != SQLITE_DONE) fail(rc, "write");
+                if (e && sqlite3_changes(db_.get()) != 1) throw error(errc::store_error, "memory " + e->id + " not found in " + s.str());
+            }
+            std::uint64_t v = 0;
+            {
+                auto st = prepare("INSERT INTO ania_memory_version(scope, version) VALUES(?1, 1) "
+                                  "ON CONFLICT(scope) DO UPDATE SET version = version + 1 RETURNING version");
+                bind(st.get(), 1, s.str());
+                const int rc = sqlite3_step(st.get());
+                if (rc != SQLITE_ROW) fail(rc, "version");
+                v = static_cast<std::uint64_t>(sqlite3_column_int64(st.get(), 0));
+            }
+            exec_locked("COMMIT");
+            return v;
+        } catch (...) {
+            if (db_ && !sqlite3_get_autocommit(db_.get())) sqlite3_exec(db_.get(), "ROLLBACK", nullptr, nullptr, nullptr);
+            throw;
+        }
     }
 
     std::string path_;
     sqlite_store_options opt_;
     mutable std::mutex mutex_;
-    ania::detail::sqlite_db db_;
+    mutable bool disabled_ = false;
+    mutable bool opened_ = false;
+    mutable ania::detail::sqlite_db db_;
 };
 
-static_assert(memory_backend<sqlite_backend>);
+static_assert(versioned_memory_backend<sqlite_backend>);
 
 } // namespace ania::memory

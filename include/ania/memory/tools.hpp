@@ -214,7 +214,7 @@ template <class Manager>
                          const update_result r = manager.update(s, *id, cv, uv, std::move(t));
                          switch (r.status) {
                          case update_status::updated: return detail::fill(shared->updated, {{"id", r.updated.id}, {"content", r.updated.content}});
-                         case update_status::not_found: return detail::fill(shared->not_found, {{"id", *id}});
+                         case update_status::not_found: return detail::fill(shared->not_found, {{"id", text::quote_for_message(*id)}});
                          case update_status::empty: return shared->empty;
                          default: return detail::fill(shared->failed, {{"error", r.error.empty() ? "memory disabled" : r.error}});
                          }
@@ -223,8 +223,8 @@ template <class Manager>
                      guard([&manager, s, shared](const json& a) {
                          const auto id = detail::opt_string(a, "id");
                          if (!id) throw detail::bad_arguments("id is required");
-                         return manager.forget(s, *id) ? detail::fill(shared->forgotten, {{"id", *id}})
-                                                       : detail::fill(shared->not_found, {{"id", *id}});
+                         return manager.forget(s, *id) ? detail::fill(shared->forgotten, {{"id", text::quote_for_message(*id)}})
+                                                       : detail::fill(shared->not_found, {{"id", text::quote_for_message(*id)}});
                      })});
     return tools;
 }

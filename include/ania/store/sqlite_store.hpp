@@ -5,12 +5,15 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <limits>
 #include <memory>
 #include <mutex>
 #include <span>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <utility>
+#include <set>
 #include <vector>
 
 #include <sqlite3.h>
@@ -36,6 +39,10 @@ struct sqlite_store_options {
     write_options write{};                         ///< how messages are serialised into `content`
     std::string vfs;                               ///< SQLite VFS name; empty = the default
     std::vector<std::string> pragmas;              ///< run at every open, e.g. "max_page_count=1000"
+    /// Opening a file that another connection holds locked is tried this many times (each waiting up to
+    /// busy_timeout, with back-off between): busy is not unhealthy. If it is still busy, the store stays
+    /// enabled and opens on first use.
+    int open_attempts = 3;
 };
 
 namespace detail {
@@ -59,6 +66,18 @@ using sqlite_stmt = std::unique_ptr<sqlite3_stmt, sqlite_finalizer>;
 /// Written to PRAGMA user_version of a new file; bumped when a table of ania changes shape.
 inline constexpr int sqlite_schema_version = 1;
 
+[[nodiscard]] inline bool sqlite_is_busy(int rc) noexcept {
+    const int primary = rc & 0xFF;
+    return primary == SQLITE_BUSY || primary == SQLITE_LOCKED;
+}
+
+/// The errc of a failed SQLite call: busy (retry may succeed), I/O (reopen, then retry), or a plain failure.
+[[nodiscard]] inline errc sqlite_errc(int rc) noexcept {
+    if (sqlite_is_busy(rc)) return errc::store_busy;
+    if (sqlite_needs_reopen(rc)) return errc::store_io;
+    return errc::store_error;
+}
+
 /// quick_check found damage (or the file is not a database): such a file is never written to.
 struct sqlite_damaged : error {
     using error::error;
@@ -70,7 +89,7 @@ inline void sqlite_exec(sqlite3* db, const std::string& sql) {
     if (rc != SQLITE_OK) {
         std::string text = msg ? msg : sqlite3_errstr(rc);
         sqlite3_free(msg);
-        throw error(errc::store_error, sql.substr(0, 40) + ": " + text);
+        throw error(sqlite_errc(rc), sql.substr(0, 40) + ": " + text);
     }
 }
 
@@ -79,6 +98,7 @@ inline void sqlite_check_health(sqlite3* db, const std::string& path) {
     sqlite3_stmt* raw = nullptr;
     int rc = sqlite3_prepare_v2(db, "PRAGMA quick_check", -1, &raw, nullptr);
     sqlite_stmt s(raw);
+    if (sqlite_is_busy(rc)) throw error(errc::store_busy, "quick_check of " + path + ": " + sqlite3_errmsg(db));
     if (rc != SQLITE_OK) throw sqlite_damaged(errc::store_error, "quick_check of " + path + " failed: " + sqlite3_errmsg(db));
     std::string first;
     int rows = 0;
@@ -88,6 +108,7 @@ inline void sqlite_check_health(sqlite3* db, const std::string& path) {
             first = t ? t : "";
         }
     }
+    if (sqlite_is_busy(rc)) throw error(errc::store_busy, "quick_check of " + path + ": " + sqlite3_errmsg(db));
     if (rc != SQLITE_DONE) throw sqlite_damaged(errc::store_error, "quick_check of " + path + " failed: " + sqlite3_errmsg(db));
     if (rows != 1 || first != "ok") throw sqlite_damaged(errc::store_error, "quick_check of " + path + " reports damage: " + first);
 }
@@ -100,7 +121,9 @@ inline int sqlite_user_version(sqlite3* db) {
 }
 
 /// Opens `path` as ania uses every SQLite file: health check first, then WAL, the synchronous mode, the
-/// extra pragmas, and `schema` created in one BEGIN IMMEDIATE transaction. Throws sqlite_damaged or error.
+/// extra pragmas, and `schema` created in one BEGIN IMMEDIATE transaction. Throws sqlite_damaged (never write
+/// to it), error(store_busy) (another connection holds it: try again later) or error (it cannot hold ania's
+/// tables: not writable, read-only, ...).
 inline sqlite_db sqlite_open_checked(const std::string& path, const sqlite_store_options& opt, const char* schema) {
     sqlite3* raw = nullptr;
     const int rc = sqlite3_open_v2(path.c_str(), &raw, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
@@ -108,6 +131,9 @@ inline sqlite_db sqlite_open_checked(const std::string& path, const sqlite_store
     sqlite_db db(raw);
     if (rc != SQLITE_OK)
         throw error(errc::store_error, "cannot open " + path + ": " + (raw ? sqlite3_errmsg(raw) : sqlite3_errstr(rc)));
+    // SQLite opens a write-protected file read-only without saying so: every later write would fail.
+    if (sqlite3_db_readonly(raw, "main") == 1)
+        throw error(errc::store_error, path + " is read-only (file permissions): it cannot be written");
     sqlite3_extended_result_codes(raw, 1);
     sqlite3_busy_timeout(raw, static_cast<int>(opt.busy_timeout.count()));
     sqlite_check_health(raw, path);
@@ -126,6 +152,18 @@ inline sqlite_db sqlite_open_checked(const std::string& path, const sqlite_store
     return db;
 }
 
+/// sqlite_open_checked, tried `opt.open_attempts` times while the file is busy (back-off 100 ms, 200 ms, ...).
+inline sqlite_db sqlite_open_retrying(const std::string& path, const sqlite_store_options& opt, const char* schema) {
+    for (int attempt = 1;; ++attempt) {
+        try {
+            return sqlite_open_checked(path, opt, schema);
+        } catch (const error& e) {
+            if (e.code() != errc::store_busy || attempt >= opt.open_attempts) throw;
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(100) * (1 << std::min(attempt - 1, 5)));
+    }
+}
+
 
 inline constexpr const char* sqlite_history_schema =
     "CREATE TABLE IF NOT EXISTS ania_chat_session("
@@ -139,25 +177,46 @@ inline constexpr const char* sqlite_history_schema =
     " role TEXT NOT NULL,"
     " content TEXT NOT NULL,"
     " created_at TEXT NOT NULL,"
-    " PRIMARY KEY(session_id, seq));";
+    " PRIMARY KEY(session_id, seq));"
+    // Rows that a load skipped because they did not parse (another tool or version wrote them) are moved
+    // here instead of being deleted when the history they sat in is replaced or its prefix dropped.
+    "CREATE TABLE IF NOT EXISTS ania_chat_quarantine("
+    " session_id TEXT NOT NULL,"
+    " seq INTEGER NOT NULL,"
+    " content TEXT NOT NULL,"
+    " created_at TEXT NOT NULL,"
+    " quarantined_at TEXT NOT NULL,"
+    " reason TEXT NOT NULL);";
 
 } // namespace detail
 
 /// A history_store on one SQLite file (WAL). Safe to share between threads (one connection behind a
 /// mutex) and between processes (every write is one BEGIN IMMEDIATE transaction; seq comes from msg_count).
 ///
-/// At open the file is checked with `PRAGMA quick_check`; if it is unhealthy, or the tables cannot be
-/// created, persistence is disabled with an error log line: `enabled()` is false, loads are empty, writes are
-/// dropped, and the file is never written to. Operation failures throw ania::error (store_error); after an
-/// I/O, disk-full or corruption error the connection is closed and reopened by the next call.
+/// At open the file is checked with `PRAGMA quick_check`; if it is unhealthy, read-only, or the tables cannot
+/// be created, persistence is disabled with an error log line: `enabled()` is false, loads are empty, writes
+/// are dropped, and the file is never written to. A file that is merely busy (another process holds its
+/// lock past busy_timeout) is not unhealthy: the open is retried (options().open_attempts), and if it is still
+/// busy the store stays enabled and opens on first use. Operation failures throw ania::error: store_busy
+/// and store_io are transient (after an I/O, disk-full or corruption error the connection is closed and
+/// reopened by the next call), store_error is not.
+///
+/// A stored row that does not parse (written by another tool or version) is skipped by load and logged; it
+/// is never lost silently: when a replace or drop_front would delete it, it is first moved to
+/// `ania_chat_quarantine` (with the reason) and a warning is logged.
 class sqlite_store {
 public:
     explicit sqlite_store(std::string path, sqlite_store_options opt = {}) : path_(std::move(path)), opt_(std::move(opt)) {
         std::lock_guard lock(mutex_);
         try {
-            open_locked();
+            db_ = detail::sqlite_open_retrying(path_, opt_, detail::sqlite_history_schema);
+            opened_ = true;
         } catch (const error& e) {
-            disable_locked(e.what());
+            if (e.code() == errc::store_busy)
+                log_to(opt_.log, log_level::warn, "sqlite_store: " + path_ + " is busy (another connection holds its lock); "
+                                                  "it will be opened on first use: " + e.what());
+            else
+                disable_locked(e.what());
         }
     }
 
@@ -190,13 +249,19 @@ public:
         }
         std::vector<message> out;
         out.reserve(rows.size());
+        std::size_t skipped = 0;
         for (std::size_t i = 0; i < rows.size(); ++i) {
             try {
                 out.push_back(parse_message(rows[i], opt_.limits));
-            } catch (const error& e) {
+            } catch (const std::exception& e) {
+                ++skipped;
                 log_to(opt_.log, log_level::warn, "sqlite_store: skipped stored message " + std::to_string(i) +
                                                       " of a session: " + e.what());
             }
+        }
+        if (skipped) {  // a later replace or drop_front must not delete them silently
+            std::lock_guard lock(mutex_);
+            with_skipped_rows_.emplace(session);
         }
         return out;
     }
@@ -223,14 +288,19 @@ public:
         write_locked("replace", [&] {
             const std::string now = detail::utc_now();
             ensure_session_locked(session, now);
+            quarantine_locked(session, std::numeric_limits<std::int64_t>::max(), now);
             exec_bound_locked(del_msgs_, "DELETE FROM ania_chat_message WHERE session_id = ?1", session);
             for (std::size_t i = 0; i < rows.size(); ++i)
                 insert_locked(session, static_cast<std::int64_t>(i), msgs[i].role, rows[i], now);
             set_count_locked(session, static_cast<std::int64_t>(rows.size()), now);
         });
+        // Every old row is gone (the unparseable ones to quarantine): none is left to look for. (drop_front
+        // may leave some behind, so it keeps the mark.)
+        if (const auto it = with_skipped_rows_.find(session); it != with_skipped_rows_.end()) with_skipped_rows_.erase(it);
     }
 
-    /// Deletes the session from both tables. A missing session is a no-op.
+    /// Deletes the session from both tables (an explicit forget: unparseable rows go too). A missing session
+    /// is a no-op.
     void clear(std::string_view session) {
         std::lock_guard lock(mutex_);
         if (!ready_locked()) return;
@@ -238,6 +308,7 @@ public:
             exec_bound_locked(del_msgs_, "DELETE FROM ania_chat_message WHERE session_id = ?1", session);
             exec_bound_locked(del_session_, "DELETE FROM ania_chat_session WHERE session_id = ?1", session);
         });
+        if (const auto it = with_skipped_rows_.find(session); it != with_skipped_rows_.end()) with_skipped_rows_.erase(it);
     }
 
     /// Drops the first k messages and renumbers the rest from 0, without rewriting their content.
@@ -249,6 +320,7 @@ public:
             const std::string now = detail::utc_now();
             const std::int64_t n = ensure_session_locked(session, now);
             const auto kk = static_cast<std::int64_t>(std::min<std::size_t>(k, static_cast<std::size_t>(n)));
+            quarantine_locked(session, kk, now);
             sqlite3_stmt* d = stmt_locked(drop_, "DELETE FROM ania_chat_message WHERE session_id = ?1 AND seq < ?2");
             bind_text(d, 1, session);
             sqlite3_bind_int64(d, 2, kk);
@@ -280,7 +352,54 @@ private:
         return rows;
     }
 
-    void open_locked() { db_ = detail::sqlite_open_checked(path_, opt_, detail::sqlite_history_schema); }
+    void open_locked() {
+        db_ = detail::sqlite_open_checked(path_, opt_, detail::sqlite_history_schema);
+        opened_ = true;
+    }
+
+    /// Before rows [0, below) of a session that a load found unparseable rows in are deleted: moves every
+    /// such row of that range to ania_chat_quarantine (inside the caller's transaction) and logs it. Parsing
+    /// runs only for sessions whose load skipped something.
+    void quarantine_locked(std::string_view session, std::int64_t below, const std::string& now) {
+        const auto flagged = with_skipped_rows_.find(session);
+        if (flagged == with_skipped_rows_.end()) return;
+        sqlite3_stmt* s = stmt_locked(scan_, "SELECT seq, content, created_at FROM ania_chat_message WHERE session_id = ?1 AND seq < ?2 ORDER BY seq");
+        bind_text(s, 1, session);
+        sqlite3_bind_int64(s, 2, below);
+        struct bad_row {
+            std::int64_t seq;
+            std::string content, created_at, reason;
+        };
+        std::vector<bad_row> bad;
+        int rc;
+        while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+            const auto* p = static_cast<const char*>(sqlite3_column_blob(s, 1));
+            std::string content(p ? p : "", static_cast<std::size_t>(sqlite3_column_bytes(s, 1)));
+            try {
+                (void)parse_message(content, opt_.limits);
+            } catch (const std::exception& e) {
+                const auto* t = reinterpret_cast<const char*>(sqlite3_column_text(s, 2));
+                bad.push_back({sqlite3_column_int64(s, 0), std::move(content), t ? t : "", e.what()});
+            }
+        }
+        sqlite3_reset(s);
+        sqlite3_clear_bindings(s);
+        if (rc != SQLITE_DONE) fail_locked(rc, "quarantine scan");
+        for (const bad_row& b : bad) {
+            sqlite3_stmt* q = stmt_locked(quarantine_, "INSERT INTO ania_chat_quarantine(session_id, seq, content, created_at, "
+                                                       "quarantined_at, reason) VALUES(?1, ?2, ?3, ?4, ?5, ?6)");
+            bind_text(q, 1, session);
+            sqlite3_bind_int64(q, 2, b.seq);
+            bind_text(q, 3, b.content);
+            bind_text(q, 4, b.created_at);
+            bind_text(q, 5, now);
+            bind_text(q, 6, b.reason);
+            step_done_locked(q, "quarantine");
+        }
+        if (!bad.empty())
+            log_to(opt_.log, log_level::warn, "sqlite_store: " + std::to_string(bad.size()) + " unparseable stored message(s) of a "
+                                              "session moved to ania_chat_quarantine instead of being deleted");
+    }
 
     void disable_locked(const std::string& why) {
         disabled_ = true;
@@ -292,6 +411,7 @@ private:
     void close_locked() {
         load_.reset(); select_count_.reset(); insert_session_.reset(); insert_msg_.reset(); update_count_.reset();
         del_msgs_.reset(); del_session_.reset(); drop_.reset(); shift_.reset(); shift1_.reset(); shift2_.reset();
+        scan_.reset(); quarantine_.reset();
         db_.reset();  // after the statements
     }
 
@@ -301,13 +421,22 @@ private:
     bool ready_locked() {
         if (disabled_) return false;
         if (!db_) {
+            const bool first = !opened_;
             try {
                 open_locked();
             } catch (const detail::sqlite_damaged& e) {
                 disable_locked(e.what());
                 return false;
+            } catch (const error& e) {
+                // Never opened (busy at construction) and now found unable to hold the tables: as at the
+                // first open. Busy again, or a reopen that failed: the caller sees it, the next call retries.
+                if (first && e.code() != errc::store_busy) {
+                    disable_locked(e.what());
+                    return false;
+                }
+                throw;
             }
-            log_to(opt_.log, log_level::info, "sqlite_store: reopened " + path_);
+            log_to(opt_.log, log_level::info, std::string("sqlite_store: ") + (first ? "opened " : "reopened ") + path_);
         }
         return true;
     }
@@ -317,7 +446,7 @@ private:
         std::string text = std::string("sqlite_store: ") + what + " failed: " + (db_ ? sqlite3_errmsg(db_.get()) : "") +
                            " (" + sqlite3_errstr(rc) + ")";
         if (detail::sqlite_needs_reopen(rc)) close_locked();
-        throw error(errc::store_error, text);
+        throw error(detail::sqlite_errc(rc), text);
     }
 
     sqlite3_stmt* stmt_locked(detail::sqlite_stmt& slot, const char* sql) {
@@ -403,9 +532,11 @@ private:
     sqlite_store_options opt_;
     mutable std::mutex mutex_;
     bool disabled_ = false;
+    bool opened_ = false;  // the file was opened once (a later open failure is a reopen)
+    std::set<std::string, std::less<>> with_skipped_rows_;  // sessions a load skipped rows of (see quarantine_locked)
     detail::sqlite_db db_;  // declared before the statements: destroyed after them
     detail::sqlite_stmt load_, select_count_, insert_session_, insert_msg_, update_count_, del_msgs_, del_session_,
-        drop_, shift_, shift1_, shift2_;
+        drop_, shift_, shift1_, shift2_, scan_, quarantine_;
 };
 
 static_assert(prefix_dropping_store<sqlite_store>);

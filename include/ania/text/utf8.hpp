@@ -169,6 +169,29 @@ inline bool repair_utf8_in_place(std::string& s) {
 }
 
 /// White space as Go's unicode.IsSpace sees it (the original trims and folds with strings.Fields).
+/// `s` as it may appear inside an error message or a reply that echoes input: valid UTF-8, cut to `max_runes`
+/// (with "…" when cut), control characters (NUL included) and DEL written as `\xNN`, so that echoed input
+/// can neither forge log lines nor grow without bound.
+[[nodiscard]] inline std::string quote_for_message(std::string_view s, std::size_t max_runes = 64) {
+    const std::string fixed = repair_utf8(s);
+    const std::string_view cut = truncate_runes(fixed, max_runes);
+    std::string out;
+    out.reserve(cut.size() + 4);
+    static constexpr char hex[] = "0123456789abcdef";
+    for (const char ch : cut) {
+        const auto b = static_cast<unsigned char>(ch);
+        if (b < 0x20 || b == 0x7F) {
+            out += "\\x";
+            out.push_back(hex[b >> 4]);
+            out.push_back(hex[b & 0xF]);
+        } else {
+            out.push_back(ch);
+        }
+    }
+    if (cut.size() < fixed.size()) out += "…";
+    return out;
+}
+
 [[nodiscard]] constexpr bool is_space(char32_t c) noexcept {
     switch (c) {
     case U'\t': case U'\n': case U'\v': case U'\f': case U'\r': case U' ':
