@@ -206,6 +206,25 @@ TEST_CASE("usage is read from OpenAI and DeepSeek responses", "[message][usage]"
                       Catch::Contains("usage.prompt_tokens: expected an integer"));
 }
 
+TEST_CASE("usage from upstream: huge counts saturate, negative ones are not counts, sums never overflow", "[message][usage][bad-input]") {
+    std::vector<std::string> logged;
+    const ania::log_sink log = [&](ania::log_level, std::string_view t) { logged.emplace_back(t); };
+    const auto big = ania::usage_from_json(ania::parse_json(R"({"prompt_tokens":18446744073709551615,"completion_tokens":-5,"total_tokens":9223372036854775807})"), log);
+    CHECK(big.prompt_tokens == INT64_MAX);
+    CHECK_FALSE(big.completion_tokens);  // -5 is not a count
+    CHECK(big.total_tokens == INT64_MAX);
+    CHECK(logged.size() == 2);
+    ania::usage sum = big;
+    sum += big;  // INT64_MAX + INT64_MAX: saturates (UBSan would report an overflow)
+    CHECK(sum.prompt_tokens == INT64_MAX);
+    ania::turn_stats s;
+    s.record_call(big);
+    s.record_call(big);
+    CHECK(s.total.total_tokens == INT64_MAX);
+    CHECK(s.last_prompt_tokens == INT64_MAX);
+    CHECK_THROWS_WITH(ania::usage_from_json(ania::parse_json(R"({"prompt_tokens":"12"})")), Catch::Contains("usage.prompt_tokens"));
+}
+
 TEST_CASE("turn statistics keep the last call's prompt tokens and count compression apart", "[message][usage]") {
     ania::turn_stats s;
     s.record_call({1000, 10, 1010, {}});

@@ -185,3 +185,66 @@ TEST_CASE("repair property: valid afterwards, idempotent, valid parts untouched"
         }
     }
 }
+
+TEST_CASE("ids that are not valid UTF-8 are repaired before matching: repair is idempotent, dump/parse agrees", "[transcript][bad-input]") {
+    // Built in code (parsing repairs them already): two distinct invalid ids that become one on the wire.
+    const std::string a = "call_\xFF", b = "call_\xFE";
+    std::vector<message> t = {message::user("u"), message::assistant_calls({call(a), call(b), call("ok")}),
+                              message::tool_result(a, "ra")};
+    CHECK_FALSE(ania::is_valid_transcript(t));
+    CHECK(problems(t).front() == transcript_problem::invalid_id);
+    ania::repair_transcript(t);
+    CHECK(ania::is_valid_transcript(t));
+    // Both ids are "call_\uFFFD" now: one call keeps it (with a's result), the duplicate is gone, "ok" is
+    // answered as cancelled.
+    REQUIRE(t[1].tool_calls.size() == 2);
+    CHECK(t[1].tool_calls[0].id == "call_\xEF\xBF\xBD");
+    CHECK(t[2] == message::tool_result("call_\xEF\xBF\xBD", "ra"));
+    CHECK(t[3] == message::tool_result("ok", "[cancelled]"));
+    std::vector<message> again = t;
+    CHECK_FALSE(ania::repair_transcript(again).changed());  // idempotent
+    CHECK(again == t);
+    std::vector<message> wire;
+    for (const auto& m : t) wire.push_back(ania::parse_message(ania::dump(m)));
+    CHECK(wire == t);  // what the API will see is what was validated
+    CHECK(ania::is_valid_transcript(wire));
+    // An unanswered call with an invalid id: its [cancelled] result matches it after the round trip.
+    std::vector<message> cut = {message::user("u"), message::assistant_calls({call("x\xC0")})};
+    ania::repair_transcript(cut);
+    REQUIRE(cut.size() == 3);
+    std::vector<message> cut_wire;
+    for (const auto& m : cut) cut_wire.push_back(ania::parse_message(ania::dump(m)));
+    CHECK(ania::is_valid_transcript(cut_wire));
+    std::vector<message> cut_again = cut;
+    CHECK_FALSE(ania::repair_transcript(cut_again).changed());
+}
+
+TEST_CASE("a message with tens of thousands of tool calls: the same answers as with few", "[transcript][bad-input]") {
+    // Past call_index::linear_max the ids are looked up through a sorted index; the semantics must not change.
+    std::vector<ania::tool_call> cs;
+    for (int i = 0; i < 40000; ++i) cs.push_back(call("c" + std::to_string(i % 30000)));  // 10,000 duplicates
+    std::vector<message> t = {message::user("u"), message::assistant_calls(cs)};
+    for (int i = 29999; i >= 0; i -= 2) t.push_back(message::tool_result("c" + std::to_string(i), "r"));  // reversed, half
+    t.push_back(message::tool_result("c4", "again"));
+    t.push_back(message::tool_result("nope", "?"));
+    const auto issues = ania::validate_transcript(t);
+    std::size_t dup_ids = 0, unanswered = 0, dup_results = 0, unknown = 0;
+    for (const auto& i : issues) {
+        dup_ids += i.problem == transcript_problem::duplicate_call_id;
+        unanswered += i.problem == transcript_problem::unanswered_call;
+        dup_results += i.problem == transcript_problem::duplicate_result;
+        unknown += i.problem == transcript_problem::unknown_result;
+    }
+    CHECK(dup_ids == 10000);
+    CHECK(unanswered == 14999);  // the even ones but c4
+    CHECK(dup_results == 0);  // c4 is even: answered for the first time by "again"
+    CHECK(unknown == 1);
+    const auto r = ania::repair_transcript(t);
+    CHECK(r.calls_dropped == 10000);
+    CHECK(r.results_dropped == 1);
+    CHECK(r.results_added == 15000 - 1);
+    CHECK(ania::is_valid_transcript(t));
+    REQUIRE(t[1].tool_calls.size() == 30000);
+    CHECK(t[1].tool_calls[29999].id == "c29999");
+    CHECK(t[2] == message::tool_result("c29999", "r"));  // results keep their order, right after the calls
+}

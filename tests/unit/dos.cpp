@@ -1,0 +1,66 @@
+// tests/unit/dos.cpp -- input size never buys quadratic time. Each case feeds what a hostile model or row can
+// send, sized so that a quadratic implementation cannot finish within this executable's Meson timeout
+// (20 s, x3 in CI) while a linear one takes well under a second: the figures are in bench/, these only fail
+// when the complexity class is wrong.
+#include <catch2/catch.hpp>
+
+#include <string>
+#include <vector>
+
+#include <ania/json.hpp>
+#include <ania/memory/manager.hpp>
+#include <ania/memory/tools.hpp>
+#include <ania/transcript.hpp>
+
+using ania::message;
+
+TEST_CASE("400,000 tool calls in one message: validated and repaired in n log n", "[dos][transcript]") {
+    std::vector<ania::tool_call> cs;
+    cs.reserve(400000);
+    for (int i = 0; i < 400000; ++i) cs.push_back({"call_" + std::to_string(i), "function", "f", "{}", {}, {}});
+    std::vector<message> t = {message::user("u"), message::assistant_calls(std::move(cs))};
+    for (int i = 399999; i >= 0; --i) t.push_back(message::tool_result("call_" + std::to_string(i), "r"));  // the worst order
+    CHECK(ania::is_valid_transcript(t));
+    t.push_back(message::tool_result("call_7", "a duplicate"));  // makes the repair run over everything
+    const auto r = ania::repair_transcript(t);
+    CHECK(r.results_dropped == 1);
+    CHECK(ania::is_valid_transcript(t));
+    CHECK(t.size() == 400002);
+}
+
+TEST_CASE("memory_search with a 4 MB query of distinct words stays cheap", "[dos][memory]") {
+    using namespace ania::memory;
+    ram_backend b;
+    manager_options opt;
+    opt.log = [](ania::log_level, std::string_view) {};
+    memory_manager<> m(b, opt);
+    const scope g = scope::from("g:1");
+    for (int i = 0; i < 50; ++i) m.save(g, "entry w" + std::to_string(i * 7919) + " about something");
+    std::string query;
+    for (int i = 0; query.size() < (4u << 20); ++i) query += "w" + std::to_string(i) + " ";
+    const auto hits = m.search(g, query);  // cut to max_query_runes, terms deduplicated by hashing
+    CHECK(hits.size() <= 50);
+    CHECK_FALSE(hits.empty());
+}
+
+TEST_CASE("memory_save with a 10 MB user id, a 10 MB tag and 100,000 more tags stores and replies within the caps", "[dos][memory]") {
+    using namespace ania::memory;
+    ram_backend b;
+    manager_options opt;
+    opt.log = [](ania::log_level, std::string_view) {};
+    memory_manager<> m(b, opt);
+    const scope g = scope::from("g:1");
+    const auto tools = make_tools(m, g);
+    ania::json args = {{"content", "a fact"}, {"user_id", std::string(10u << 20, 'u')}};
+    ania::json tags = ania::json::array({std::string(10u << 20, 't')});
+    for (int i = 0; i < 100000; ++i) tags.push_back("tag" + std::to_string(i));
+    args["tags"] = std::move(tags);
+    const std::string reply = tools[0].handler(args.dump());
+    CHECK(reply.rfind("已保存记忆", 0) == 0);
+    const auto stored = m.list(g).at(0);
+    CHECK(ania::text::rune_count(stored.user_id) == opt.max_user_id_runes);
+    CHECK(stored.tags.size() == opt.max_tags);
+    for (const auto& t : stored.tags) CHECK(ania::text::rune_count(t) <= opt.max_tag_runes);
+    CHECK(tools[1].handler("{}").size() < 4096);  // memory_search's reply carries the capped fields only
+    CHECK(tools[3].handler(ania::json{{"id", std::string(10u << 20, 'x')}}.dump()).size() < 512);  // the echoed id is cut
+}
