@@ -5,6 +5,8 @@
 #                            the consumer projects; ends with "N passed, N failed"
 #   scripts/dev.sh quick     the test suite once, with g++ only (for the edit-compile loop)
 #   scripts/dev.sh bench     release build, then every benchmark on the vendored data set ($ANIA_BENCH_DATA)
+#   scripts/dev.sh fuzz [s]  libFuzzer (clang, ASan+UBSan): each target for s seconds (default 30) from its corpus
+#   scripts/dev.sh coverage  g++ --coverage build, the unit tests, then line and branch coverage of include/ania
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$root"
@@ -126,11 +128,41 @@ case "$cmd" in
     if [ $ok -eq 0 ]; then consumers; else CONSUMER_RESULTS=(build=fail); fi
     summary "$out/gcc" "$out/clang" "$out/asan" "$out/consumer-subproject" "$out/consumer-pkgconfig" -- "${CONSUMER_RESULTS[@]}"
     ;;
+  fuzz)
+    # Each target from its checked-in corpus (fuzz/corpus/<t>), new finds kept in build/fuzz-corpus/<t>;
+    # any crash, leak, sanitizer report or timeout fails. A crash input is written to build/fuzz-crash-*:
+    # copy it into fuzz/regressions/<t>/ and it becomes a test of every build.
+    secs=${2:-30}
+    configure "$out/fuzz" clang++ -Dfuzz=enabled -Dbench=disabled -Db_sanitize=address,undefined -Db_lundef=false -Doptimization=1
+    ninja -C "$out/fuzz" $(for t in message config memory_tools transcript stored_row; do echo fuzz/fuzz_$t; done) >"$out/fuzz.build.log" 2>&1 ||
+      { tail -30 "$out/fuzz.build.log"; exit 1; }
+    export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
+    failed=0
+    for t in message config memory_tools transcript stored_row; do
+      mkdir -p "$out/fuzz-corpus/$t"
+      if "$out/fuzz/fuzz/fuzz_$t" -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 -print_final_stats=0            -artifact_prefix="$out/fuzz-crash-$t-" "$out/fuzz-corpus/$t" fuzz/corpus/$t >"$out/fuzz-$t.log" 2>&1; then
+        echo "fuzz $t: ok ($(grep -c . "$out/fuzz-$t.log") log lines, $(ls "$out/fuzz-corpus/$t" | wc -l) new inputs)"
+      else
+        echo "fuzz $t: FAILED"; tail -40 "$out/fuzz-$t.log"; failed=1
+      fi
+    done
+    exit $failed
+    ;;
+  coverage)
+    command -v gcovr >/dev/null || { echo "coverage: gcovr missing (scripts/setup.sh installs it)" >&2; exit 1; }
+    configure "$out/coverage" g++ -Db_coverage=true -Dbench=disabled -Doptimization=0
+    ninja -C "$out/coverage" >"$out/coverage.build.log" 2>&1 || { tail -30 "$out/coverage.build.log"; exit 1; }
+    find "$out/coverage" -name '*.gcda' -delete
+    meson test -C "$out/coverage" --num-processes 2 --timeout-multiplier 5 >/dev/null || true
+    gcovr --root "$root" --filter "$root/include/ania/" --object-directory "$out/coverage" --txt-metric branch --txt "$out/coverage-branches.txt" >/dev/null
+    gcovr --root "$root" --filter "$root/include/ania/" --object-directory "$out/coverage" --print-summary --txt "$out/coverage.txt" | tail -3
+    echo "per file: $out/coverage.txt (lines), $out/coverage-branches.txt (branches)"
+    ;;
   bench)
     configure "$out/release" g++ -Dbuildtype=release -Db_ndebug=true -Dtests=disabled -Dbench=enabled
     ninja -C "$out/release" >/dev/null
     for b in "$out"/release/bench/bench_*; do [ -x "$b" ] && [ -f "$b" ] && "$b" "${@:2}"; done
     ;;
   *)
-    echo "usage: scripts/dev.sh example|test|quick|bench" >&2; exit 2 ;;
+    echo "usage: scripts/dev.sh example|test|quick|bench|fuzz [seconds]|coverage" >&2; exit 2 ;;
 esac

@@ -24,7 +24,8 @@ enum class transcript_problem : std::uint8_t {
     duplicate_result,   ///< a second tool message for the same call
     unanswered_call,    ///< a tool call with no tool message among those right after it
     duplicate_call_id,  ///< two calls with the same id in one assistant message
-    invalid_id,         ///< a call id or tool_call_id that is not valid UTF-8: on the wire it becomes another id
+    invalid_id,         ///< a call id or tool_call_id that is empty (nothing can answer or be matched), or not
+                        ///< valid UTF-8 (on the wire it becomes another id)
 };
 
 [[nodiscard]] constexpr std::string_view to_string(transcript_problem p) noexcept {
@@ -125,9 +126,10 @@ private:
 };
 
 [[nodiscard]] inline bool ids_valid(const message& m) noexcept {
+    if (m.role == role::tool && (!m.tool_call_id || m.tool_call_id->empty())) return false;
     if (m.tool_call_id && !text::is_valid_utf8(*m.tool_call_id)) return false;
     for (const tool_call& c : m.tool_calls)
-        if (!text::is_valid_utf8(c.id)) return false;
+        if (c.id.empty() || !text::is_valid_utf8(c.id)) return false;
     return true;
 }
 
@@ -199,8 +201,8 @@ void scan_transcript(std::span<const message> ms, Sink&& sink) {
 }
 
 /// Makes the transcript valid: repairs ids that are not valid UTF-8 (to U+FFFD, as the wire form will: first,
-/// so that matching sees the ids the API will see), drops orphan, unknown and duplicate tool results and
-/// duplicate call ids, and answers or drops unanswered calls (`opt.unanswered`). A call's results stay right
+/// so that matching sees the ids the API will see), drops calls without an id, orphan, unknown (an empty id
+/// included) and duplicate tool results and duplicate call ids, and answers or drops unanswered calls (`opt.unanswered`). A call's results stay right
 /// after it, in their order; every other message is left untouched. Idempotent; a valid transcript is not
 /// touched at all. O(n log n) in the tool calls of a message.
 inline repair_report repair_transcript(std::vector<message>& ms, const repair_options& opt = {}) {
@@ -235,8 +237,8 @@ inline repair_report repair_transcript(std::vector<message>& ms, const repair_op
         }
         std::vector<tool_call> calls;
         calls.reserve(m.tool_calls.size());
-        for (std::size_t c = 0; c < m.tool_calls.size(); ++c) {
-            if (first_of_its_id.test(c)) calls.push_back(std::move(m.tool_calls[c]));
+        for (std::size_t c = 0; c < m.tool_calls.size(); ++c) {  // a call without an id cannot be answered: gone
+            if (first_of_its_id.test(c) && !m.tool_calls[c].id.empty()) calls.push_back(std::move(m.tool_calls[c]));
             else ++report.calls_dropped;
         }
         const detail::call_index index(calls);

@@ -381,7 +381,9 @@ public:
                     if (e.embedding.empty() && todo.size() < max_entries) todo.emplace_back(scope::from(name), e);
         }
         std::size_t done = 0;
-        for (auto& [s, e] : todo) {
+        for (auto& item : todo) {
+            const scope& s = item.first;  // not a structured binding: clang 14 cannot capture those
+            const entry& e = item.second;
             std::vector<float> vec = embed(e.content);
             if (vec.empty()) break;  // still unavailable: try again later
             std::lock_guard lock(mutex_);
