@@ -28,11 +28,14 @@ configure() {
 
 # run_suite DIR: build and run Meson's tests (failures are counted, not fatal here).
 run_suite() {
-  local dir=$1
+  local dir=$1 t0 t1
   echo "== $(basename "$dir"): build"
+  t0=$SECONDS
   ninja -C "$dir" >"$dir.build.log" 2>&1 || { tail -50 "$dir.build.log"; echo "build failed: $dir" >&2; return 1; }
-  echo "== $(basename "$dir"): test"
+  t1=$SECONDS
+  echo "== $(basename "$dir"): test (built in $((t1 - t0)) s)"
   meson test -C "$dir" --print-errorlogs --num-processes 2 --timeout-multiplier 3 || true
+  echo "== $(basename "$dir"): tested in $((SECONDS - t1)) s"
 }
 
 # summary DIR... [-- NAME=ok|fail...]: counts the tests in the testlog.json of each build directory and the
@@ -126,6 +129,9 @@ case "$cmd" in
     run_suite "$out/asan" || ok=1
     CONSUMER_RESULTS=()
     if [ $ok -eq 0 ]; then consumers; else CONSUMER_RESULTS=(build=fail); fi
+    # Every fuzz target for a bounded time (ANIA_FUZZ_SECONDS, 20 s each): any crash or report fails.
+    echo "== fuzz"
+    if bash "$root/scripts/dev.sh" fuzz "${ANIA_FUZZ_SECONDS:-20}"; then CONSUMER_RESULTS+=(fuzz=ok); else CONSUMER_RESULTS+=(fuzz=fail); fi
     summary "$out/gcc" "$out/clang" "$out/asan" "$out/consumer-subproject" "$out/consumer-pkgconfig" -- "${CONSUMER_RESULTS[@]}"
     ;;
   fuzz)

@@ -394,7 +394,8 @@ inline void write_field(json& j, const message& m, wire_field f, const write_opt
         if (text::is_valid_utf8(text)) return json::parse(text);
         return json::parse(text::repair_utf8(text));
     } catch (const json::exception& e) {  // parse_error, and out_of_range for a number like 1e400
-        throw error(errc::parse_error, e.what());
+        // nlohmann quotes the bytes it last read, which can end inside a UTF-8 sequence.
+        throw error(errc::parse_error, text::repair_utf8(e.what()));
     }
 }
 
@@ -406,7 +407,7 @@ decltype(auto) with_json_errors(errc code, const char* what, F&& f) {
     try {
         return f();
     } catch (const json::exception& e) {
-        throw error(code, std::string(what) + ": " + e.what());
+        throw error(code, std::string(what) + ": " + text::repair_utf8(e.what()));
     }
 }
 } // namespace detail

@@ -137,10 +137,10 @@ template <class Manager>
         return [shared, body](std::string_view args) -> std::string {
             try {
                 return body(detail::parse_arguments(args));
-            } catch (const detail::bad_arguments& e) {
-                return detail::fill(shared->bad_arguments, {{"error", e.what()}});
+            } catch (const detail::bad_arguments& e) {  // the texts may quote the arguments: keep them readable
+                return detail::fill(shared->bad_arguments, {{"error", text::quote_for_message(e.what(), 200)}});
             } catch (const std::exception& e) {
-                return detail::fill(shared->failed, {{"error", e.what()}});
+                return detail::fill(shared->failed, {{"error", text::quote_for_message(e.what(), 200)}});
             }
         };
     };
