@@ -3,6 +3,8 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <map>
 #include <memory>
 #include <random>
@@ -954,4 +956,43 @@ TEST_CASE("hostile tool arguments: user ids, tags and echoed ids are capped, con
         CHECK(what.find('\n') == std::string::npos);
         CHECK(what.find("g:1\\x0d\\x0afake log line\\x00") != std::string::npos);
     }
+}
+
+namespace {
+/// The reference tokenizer, except that a query holding "blockhere" waits inside the scope's lock until the
+/// test opens the gate: it stands for a scoring that takes long (a huge query).
+struct gated_tokenizer {
+    std::shared_ptr<std::atomic<bool>> inside = std::make_shared<std::atomic<bool>>(false);
+    std::shared_ptr<std::atomic<bool>> open = std::make_shared<std::atomic<bool>>(false);
+    template <class Emit>
+    void operator()(std::string_view lowered, Emit&& emit) const {
+        if (lowered.find("blockhere") != std::string_view::npos) {
+            *inside = true;
+            for (int waited = 0; !*open && waited < 10000; ++waited) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+        }
+        for_each_token_lowered(lowered, emit);
+    }
+};
+} // namespace
+
+TEST_CASE("a slow search in one scope does not block the other scopes", "[memory][threads]") {
+    ram_backend b;
+    gated_tokenizer tok;
+    memory_manager<ram_backend, no_embedder, gated_tokenizer> m(b, quiet_options(), {}, tok);
+    REQUIRE(m.save(g1, "one fact").status == save_status::saved);
+    std::thread slow([&] { (void)m.search(g1, "blockhere"); });
+    while (!*tok.inside) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    // g1 is busy scoring; g2 is not: its operations complete while g1's lock is held.
+    std::atomic<bool> done{false};
+    std::thread other([&] {
+        (void)m.save(g2, "another fact");
+        (void)m.search(g2, "fact");
+        done = true;
+    });
+    for (int waited = 0; !done && waited < 5000; ++waited) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    CHECK(done.load());  // with one manager-wide lock this waits for the gate (10 s) and fails
+    *tok.open = true;
+    slow.join();
+    other.join();
+    CHECK(m.size(g2) == 1);
 }

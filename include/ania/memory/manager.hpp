@@ -8,7 +8,9 @@
 #include <cstdint>
 #include <exception>
 #include <map>
+#include <memory>
 #include <mutex>
+#include <shared_mutex>
 #include <optional>
 #include <random>
 #include <span>
@@ -115,7 +117,9 @@ struct search_hit {
 /// Long-term memory for every scope, backed by `Backend`, with an index per scope kept up to date on save,
 /// update and forget (token ids, an inverted index, lower-cased text, pair filters, vector norms), so neither
 /// the near-duplicate check nor keyword search re-tokenises the scope. Scopes are loaded on first use.
-/// Thread-safe: one mutex; the embedder is called outside it. The backend must outlive the manager.
+/// Thread-safe: each scope has its own lock (operations on different scopes run in parallel, and a huge query
+/// in one scope blocks only that scope); the embedder is called outside any lock. The backend must outlive
+/// the manager.
 template <memory_backend Backend = ram_backend, embedder Embedder = no_embedder,
           memory_tokenizer Tokenizer = cjk_bigram_tokenizer, wall_clock Clock = system_wall_clock,
           similarity_policy Similarity = dice_similarity>
@@ -174,8 +178,9 @@ public:
         if (text.empty()) { r.status = save_status::empty; return r; }
         tags = clean_tags(tags);
         std::vector<float> vec = embed(text);
-        std::lock_guard lock(mutex_);
-        scope_index& si = index_of(s);
+        scope_slot& slot = slot_of(s);
+        std::lock_guard lock(slot.mutex);
+        scope_index& si = index_of(slot, s);
         const std::uint64_t key = dedup_key(text, opt_.exact_fold);
         for (std::size_t i = 0; i < si.entries.size(); ++i)
             if (si.idx[i].dedup == key &&
@@ -221,8 +226,9 @@ public:
             if (text->empty()) { r.status = update_status::empty; return r; }
             vec = embed(*text);
         }
-        std::lock_guard lock(mutex_);
-        scope_index& si = index_of(s);
+        scope_slot& slot = slot_of(s);
+        std::lock_guard lock(slot.mutex);
+        scope_index& si = index_of(slot, s);
         const std::size_t i = find_locked(si, id);
         if (i == npos) { r.status = update_status::not_found; return r; }
         entry e = si.entries[i];
@@ -251,8 +257,9 @@ public:
     /// memory_forget: true when the entry existed and is gone.
     bool forget(const scope& s, std::string_view id) {
         if (!enabled()) return false;
-        std::lock_guard lock(mutex_);
-        scope_index& si = index_of(s);
+        scope_slot& slot = slot_of(s);
+        std::lock_guard lock(slot.mutex);
+        scope_index& si = index_of(slot, s);
         const std::size_t i = find_locked(si, id);
         if (i == npos) return false;
         write_backend(si, [&] { return backend_.erase(s, id); });  // throws on failure: the index is left as the backend is
@@ -272,8 +279,9 @@ public:
         if (limit == 0) limit = static_cast<std::size_t>(-1);
         const std::string q = clean_query(query);
         std::vector<float> qvec = q.empty() ? std::vector<float>{} : embed(q);
-        std::lock_guard lock(mutex_);
-        scope_index& si = index_of(s);
+        scope_slot& slot = slot_of(s);
+        std::lock_guard lock(slot.mutex);
+        scope_index& si = index_of(slot, s);
         std::vector<search_hit> hits;
         if (q.empty()) {
             for (std::size_t i = si.entries.size(); i-- > 0 && hits.size() < limit;) hits.push_back({i, 0.0, si.entries[i]});
@@ -292,8 +300,9 @@ public:
     std::vector<double> scores(const scope& s, std::string_view query) {
         const std::string q = clean_query(query);
         std::vector<float> qvec = embed(q);
-        std::lock_guard lock(mutex_);
-        return score_locked(index_of(s), q, qvec);
+        scope_slot& slot = slot_of(s);
+        std::lock_guard lock(slot.mutex);
+        return score_locked(index_of(slot, s), q, qvec);
     }
 
     /// The near-duplicate check alone (what save reports), for a text against the scope.
@@ -302,20 +311,23 @@ public:
         std::string_view text = content;
         if (!text::is_valid_utf8(text)) text = repaired = text::repair_utf8(content);  // copy only when needed
         text = text::trim(text::truncate_runes(text::trim(text), opt_.max_content_runes));
-        std::lock_guard lock(mutex_);
-        return near_duplicate_locked(index_of(s), text);
+        scope_slot& slot = slot_of(s);
+        std::lock_guard lock(slot.mutex);
+        return near_duplicate_locked(index_of(slot, s), text);
     }
 
     /// The scope's entries, oldest first.
     std::vector<entry> list(const scope& s) {
         if (!enabled()) return {};
-        std::lock_guard lock(mutex_);
-        return index_of(s).entries;
+        scope_slot& slot = slot_of(s);
+        std::lock_guard lock(slot.mutex);
+        return index_of(slot, s).entries;
     }
     std::optional<entry> get(const scope& s, std::string_view id) {
         if (!enabled()) return std::nullopt;
-        std::lock_guard lock(mutex_);
-        scope_index& si = index_of(s);
+        scope_slot& slot = slot_of(s);
+        std::lock_guard lock(slot.mutex);
+        scope_index& si = index_of(slot, s);
         const std::size_t i = find_locked(si, id);
         if (i == npos) return std::nullopt;
         return si.entries[i];
@@ -323,15 +335,17 @@ public:
     /// Entries in the scope (loading and indexing it if needed).
     std::size_t size(const scope& s) {
         if (!enabled()) return 0;
-        std::lock_guard lock(mutex_);
-        return index_of(s).entries.size();
+        scope_slot& slot = slot_of(s);
+        std::lock_guard lock(slot.mutex);
+        return index_of(slot, s).entries.size();
     }
 
     /// How big a scope's in-memory index is (loading it if needed).
     scope_stats stats(const scope& s) {
         if (!enabled()) return {};
-        std::lock_guard lock(mutex_);
-        const scope_index& si = index_of(s);
+        scope_slot& slot = slot_of(s);
+        std::lock_guard lock(slot.mutex);
+        const scope_index& si = index_of(slot, s);
         return {si.entries.size(), si.vocab.size()};
     }
 
@@ -374,11 +388,16 @@ public:
     std::size_t backfill(std::size_t max_entries) {
         if (!enabled()) return 0;
         std::vector<std::pair<scope, entry>> todo;
+        std::vector<std::pair<std::string, scope_slot*>> loaded;
         {
-            std::lock_guard lock(mutex_);
-            for (auto& [name, si] : scopes_)
-                for (const entry& e : si.entries)
-                    if (e.embedding.empty() && todo.size() < max_entries) todo.emplace_back(scope::from(name), e);
+            std::shared_lock lock(map_mutex_);
+            for (auto& [name, slot] : scopes_) loaded.emplace_back(name, slot.get());
+        }
+        for (auto& [name, slot] : loaded) {
+            std::lock_guard lock(slot->mutex);
+            if (!slot->loaded) continue;
+            for (const entry& e : slot->index.entries)
+                if (e.embedding.empty() && todo.size() < max_entries) todo.emplace_back(scope::from(name), e);
         }
         std::size_t done = 0;
         for (auto& item : todo) {
@@ -386,8 +405,9 @@ public:
             const entry& e = item.second;
             std::vector<float> vec = embed(e.content);
             if (vec.empty()) break;  // still unavailable: try again later
-            std::lock_guard lock(mutex_);
-            scope_index& si = index_of(s);
+            scope_slot& slot = slot_of(s);
+            std::lock_guard lock(slot.mutex);
+            scope_index& si = index_of(slot, s);
             const std::size_t i = find_locked(si, e.id);
             if (i == npos || si.entries[i].content != e.content) continue;  // changed meanwhile
             entry updated = si.entries[i];
@@ -407,8 +427,10 @@ public:
 
     /// Drops the in-memory index of a scope (it is rebuilt from the backend on next use).
     void reload(const scope& s) {
-        std::lock_guard lock(mutex_);
-        scopes_.erase(s.str());
+        scope_slot& slot = slot_of(s);
+        std::lock_guard lock(slot.mutex);
+        slot.loaded = false;
+        slot.index = {};
     }
 
     /// Indexes a loaded scope again from the entries it holds (without reading the backend): a compact
@@ -416,10 +438,10 @@ public:
     /// the vocabulary mostly dead; loads the scope first if it is not loaded.
     void reindex(const scope& s) {
         if (!enabled()) return;
-        std::lock_guard lock(mutex_);
-        auto it = scopes_.find(s.str());
-        if (it == scopes_.end()) index_of(s);
-        else build_locked(it->second);
+        scope_slot& slot = slot_of(s);
+        std::lock_guard lock(slot.mutex);
+        if (!slot.loaded) index_of(slot, s);
+        else build_locked(slot.index);
     }
 
 private:
@@ -447,6 +469,46 @@ private:
         std::string last_timestamp;
         std::uint64_t version = 0;  // the backend's version of the scope these entries are (versioned backends)
     };
+
+    /// Buffers one operation reuses (so that a check allocates nothing), one set per thread: scopes are locked
+    /// one by one, so two threads may index or check at once and each needs its own. Stamps dedup token ids
+    /// without a set: a stamp per id, bumped once per text, sized by the largest vocabulary seen.
+    struct scratch_space {
+        std::vector<double> inter;
+        std::vector<std::uint32_t> known, cand_numbers;  // near_duplicate_locked
+        std::vector<std::pair<std::size_t, double>> similar;
+        std::vector<std::uint64_t> unknown_cjk;
+        std::string words;
+        std::vector<std::pair<std::uint32_t, std::uint32_t>> unknown_words;
+        std::vector<std::string_view> views;
+        std::vector<std::uint32_t> counts;
+        std::vector<std::uint32_t> tokens, contains, numbers, tag_contains;  // make_index
+        detail::id_buffer run_tokens, run_contains;                         // index_default
+        std::vector<std::uint32_t> stamp, contain_stamp;                    // see mark()
+        std::uint32_t epoch = 1;
+
+        void ensure_stamps(std::size_t ids) {
+            if (stamp.size() < ids) stamp.resize(std::max(ids, stamp.size() * 2), 0);
+            if (contain_stamp.size() < stamp.size()) contain_stamp.resize(stamp.size(), 0);
+        }
+        bool mark(std::uint32_t id) {
+            if (stamp.size() <= id) stamp.resize(std::max<std::size_t>(id + 1, stamp.size() * 2), 0);
+            if (stamp[id] == epoch) return false;
+            stamp[id] = epoch;
+            return true;
+        }
+        void next_epoch() {
+            if (++epoch == 0) {
+                std::fill(stamp.begin(), stamp.end(), 0);
+                std::fill(contain_stamp.begin(), contain_stamp.end(), 0);
+                epoch = 1;
+            }
+        }
+    };
+    [[nodiscard]] static scratch_space& scratch() {
+        thread_local scratch_space space;
+        return space;
+    }
 
     /// Runs one backend write for the scope. With a versioned backend the scope's index keeps the version
     /// the write produced when it is the next one (nobody else wrote in between), and is marked stale
@@ -479,11 +541,12 @@ private:
     /// What `e` contributes to the index of `si` (new tokens join si.vocab). Postings are left to
     /// ensure_postings.
     detail::indexed_entry make_index(scope_index& si, const entry& e) {
+        scratch_space& sc = scratch();
         detail::vocabulary& vocab = si.vocab;
         detail::indexed_entry x;
         std::span<const std::uint32_t> tokens, contains;  // of the content
-        std::vector<std::uint32_t>& numbers = scratch_numbers_;
-        std::vector<std::uint32_t>& tag_contains = scratch_tag_contains_;
+        std::vector<std::uint32_t>& numbers = sc.numbers;
+        std::vector<std::uint32_t>& tag_contains = sc.tag_contains;
         numbers.clear();
         tag_contains.clear();
         // The golden semantics tokenise the whitespace-folded text; folding never changes tokens.
@@ -491,22 +554,22 @@ private:
             // one pass: lower-casing, dedup key, tokens, containment, pairs
             std::tie(tokens, contains) = index_default(vocab, e.content, x);
         } else {
-            std::vector<std::uint32_t>& toks = scratch_tokens_;
-            std::vector<std::uint32_t>& cont = scratch_contains_;
+            std::vector<std::uint32_t>& toks = sc.tokens;
+            std::vector<std::uint32_t>& cont = sc.contains;
             toks.clear();
             cont.clear();
             x.lowered = lower(e.content);
             x.dedup = dedup_key(e.content, opt_.exact_fold);
-            ensure_stamps(vocab.size() + 2 * x.lowered.size() + 8);  // a guess; mark() grows them if needed
+            sc.ensure_stamps(vocab.size() + 2 * x.lowered.size() + 8);  // a guess; sc.mark() grows them if needed
             tokenizer_(x.lowered, [&](std::string_view t) {
                 const std::uint32_t id = vocab.token(t);
-                if (mark(id)) {
+                if (sc.mark(id)) {
                     toks.push_back(id);
                     if (detail::all_digits(t)) numbers.push_back(id);
                 }
             });
             add_cjk_ids(vocab, x.lowered, cont);  // same epoch: the tokens among them are left out
-            next_epoch();
+            sc.next_epoch();
             x.content_pairs.add_word_runs(x.lowered);
             tokens = toks;
             contains = cont;
@@ -515,9 +578,9 @@ private:
         for (const auto& t : e.tags) {
             x.lowered_tags.push_back(lower(t));
             x.tag_pairs.add_word_runs(x.lowered_tags.back());
-            ensure_stamps(vocab.size() + 2 * t.size() + 8);
+            sc.ensure_stamps(vocab.size() + 2 * t.size() + 8);
             add_cjk_ids(vocab, x.lowered_tags.back(), tag_contains);
-            next_epoch();
+            sc.next_epoch();
         }
         std::sort(numbers.begin(), numbers.end());
         x.ids.reserve(tokens.size() + contains.size() + tag_contains.size() + numbers.size());  // exact: one allocation
@@ -590,11 +653,12 @@ private:
 
     /// The reference tokenizer (see for_each_token_lowered) fused with everything else an entry's index needs,
     /// in one pass over the runes of `content`: the lower-cased copy (written in place), the dedup key,
-    /// numbers (into scratch_numbers_) and the word-run pair filter go into `x`; the token ids and the CJK
+    /// numbers (into sc.numbers) and the word-run pair filter go into `x`; the token ids and the CJK
     /// containment ids, each once, are returned (they live in scratch buffers until the next call).
     std::pair<std::span<const std::uint32_t>, std::span<const std::uint32_t>> index_default(detail::vocabulary& vocab,
                                                                                           std::string_view content,
                                                                                           detail::indexed_entry& x) {
+        scratch_space& sc = scratch();
         const std::size_t n = content.size();
         x.lowered.assign(content);
         char* const out = x.lowered.data();
@@ -603,13 +667,13 @@ private:
         // Every rune adds at most two tokens and one containment id, and at most three new ids to the
         // dictionary: sized once here, the loop writes and dedups without branches (whether an id was seen
         // is unpredictable, and a mispredicted branch per rune cost more than the rest of the work).
-        std::uint32_t* const tok = run_tokens_.reserve(2 * n + 8);
-        std::uint32_t* const con = run_contains_.reserve(2 * n + 8);
-        ensure_stamps(vocab.size() + 3 * n + 8);
+        std::uint32_t* const tok = sc.run_tokens.reserve(2 * n + 8);
+        std::uint32_t* const con = sc.run_contains.reserve(2 * n + 8);
+        sc.ensure_stamps(vocab.size() + 3 * n + 8);
         // Tokens are deduplicated by `seen`, runes as containment ids by `rune_seen`.
-        std::uint32_t* const seen = stamp_.data();
-        std::uint32_t* const rune_seen = contain_stamp_.data();
-        const std::uint32_t epoch = epoch_;
+        std::uint32_t* const seen = sc.stamp.data();
+        std::uint32_t* const rune_seen = sc.contain_stamp.data();
+        const std::uint32_t epoch = sc.epoch;
         std::size_t nt = 0, nc = 0;
         const auto token = [&](std::uint32_t id) {
             tok[nt] = id;
@@ -623,7 +687,7 @@ private:
             if (word == none) return;
             const std::string_view w(low + word, end - word);
             const std::uint32_t id = vocab.word(w);
-            if (seen[id] != epoch && detail::all_digits(w)) scratch_numbers_.push_back(id);
+            if (seen[id] != epoch && detail::all_digits(w)) sc.numbers.push_back(id);
             token(id);
             x.content_pairs.add(w);
             word = none;
@@ -678,48 +742,29 @@ private:
             kept += seen[con[i]] != epoch;
         }
         nc = kept;
-        next_epoch();
+        sc.next_epoch();
         x.dedup = dedup.put.value;
         return {std::span<const std::uint32_t>(tok, nt), std::span<const std::uint32_t>(con, nc)};
     }
 
     /// Appends (once each, within the current epoch) the ids of every CJK bigram and rune of `low`.
     void add_cjk_ids(detail::vocabulary& vocab, std::string_view low, std::vector<std::uint32_t>& out) {
+        scratch_space& sc = scratch();
         char32_t prev = 0;  // the previous rune when it is CJK, else 0
         for (std::size_t pos = 0; pos < low.size();) {
             const auto r = text::decode_rune(low, pos);
             if (r.valid && is_cjk(r.value)) {
                 const std::uint32_t one = vocab.rune(r.value);
-                if (mark(one)) out.push_back(one);
+                if (sc.mark(one)) out.push_back(one);
                 if (prev != 0) {
                     const std::uint32_t two = vocab.bigram(prev, r.value);
-                    if (mark(two)) out.push_back(two);
+                    if (sc.mark(two)) out.push_back(two);
                 }
                 prev = r.value;
             } else {
                 prev = 0;
             }
             pos += r.length;
-        }
-    }
-
-    // Dedup of token ids without a set: a stamp per id, bumped once per text. The stamps serve one scope at
-    // a time (under the mutex) and are sized by the largest vocabulary.
-    void ensure_stamps(std::size_t ids) {
-        if (stamp_.size() < ids) stamp_.resize(std::max(ids, stamp_.size() * 2), 0);
-        if (contain_stamp_.size() < stamp_.size()) contain_stamp_.resize(stamp_.size(), 0);
-    }
-    bool mark(std::uint32_t id) {
-        if (stamp_.size() <= id) stamp_.resize(std::max<std::size_t>(id + 1, stamp_.size() * 2), 0);
-        if (stamp_[id] == epoch_) return false;
-        stamp_[id] = epoch_;
-        return true;
-    }
-    void next_epoch() {
-        if (++epoch_ == 0) {
-            std::fill(stamp_.begin(), stamp_.end(), 0);
-            std::fill(contain_stamp_.begin(), contain_stamp_.end(), 0);
-            epoch_ = 1;
         }
     }
 
@@ -756,33 +801,44 @@ private:
         si.postings_dirty = false;
     }
 
-    /// The scope's index, loaded and built on first use; with a versioned backend, loaded again when
-    /// someone else changed the scope since (another process or manager on the same file).
-    scope_index& index_of(const scope& s) {
-        auto it = scopes_.find(s.str());
-        if (it != scopes_.end()) {
+    /// One scope's index behind its own lock: operations on different scopes run in parallel. Slots are made
+    /// once and never freed (reload() empties one), so a reference stays valid without the map's lock.
+    struct scope_slot {
+        std::mutex mutex;
+        scope_index index;
+        bool loaded = false;
+    };
+
+    scope_slot& slot_of(const scope& s) {
+        {
+            std::shared_lock lock(map_mutex_);
+            const auto it = scopes_.find(s.str());
+            if (it != scopes_.end()) return *it->second;
+        }
+        std::unique_lock lock(map_mutex_);
+        auto& p = scopes_[s.str()];
+        if (!p) p = std::make_unique<scope_slot>();
+        return *p;
+    }
+
+    /// The scope's index (under slot.mutex), loaded and built on first use; with a versioned backend, loaded
+    /// again when someone else changed the scope since (another process or manager on the same file). A
+    /// failed load leaves the slot unloaded, nothing half-built.
+    scope_index& index_of(scope_slot& slot, const scope& s) {
+        if (slot.loaded) {
             if constexpr (versioned_memory_backend<Backend>) {
-                const std::uint64_t v = backend_.version(s);
-                if (v != it->second.version) {
-                    scope_index fresh;
-                    fresh.version = v;  // read before the rows: a write in between only means one more reload
-                    fresh.entries = backend_.load(s);
-                    build_locked(fresh);
-                    it->second = std::move(fresh);
-                }
+                if (backend_.version(s) == slot.index.version) return slot.index;
+            } else {
+                return slot.index;
             }
-            return it->second;
         }
-        scope_index& si = scopes_[s.str()];
-        try {
-            if constexpr (versioned_memory_backend<Backend>) si.version = backend_.version(s);
-            si.entries = backend_.load(s);
-            build_locked(si);
-        } catch (...) {
-            scopes_.erase(s.str());  // a failed load leaves nothing half-built behind
-            throw;
-        }
-        return si;
+        scope_index fresh;
+        if constexpr (versioned_memory_backend<Backend>) fresh.version = backend_.version(s);  // before the rows: a write in between means one more reload
+        fresh.entries = backend_.load(s);
+        build_locked(fresh);
+        slot.index = std::move(fresh);
+        slot.loaded = true;
+        return slot.index;
     }
 
     /// Indexes si.entries from scratch: a fresh vocabulary, every entry, the postings.
@@ -818,7 +874,10 @@ private:
         static constexpr char hex[] = "0123456789abcdef";
         for (int attempt = 0;; ++attempt) {
             std::string id(8, '0');
-            const std::uint32_t v = static_cast<std::uint32_t>(rng_());
+            const std::uint32_t v = [this] {
+                std::lock_guard lock(rng_mutex_);
+                return static_cast<std::uint32_t>(rng_());
+            }();
             for (int k = 0; k < 8; ++k) id[static_cast<std::size_t>(k)] = hex[(v >> (28 - 4 * k)) & 0xF];
             if (find_locked(si, id) == npos) return id;  // a collision is retried, never overwritten
             if (attempt > 1000) throw error(errc::store_error, "memory: no free id");
@@ -844,19 +903,20 @@ private:
     }
 
     /// The reference tokenizer's tokens of a candidate text, looked up in `vocab` as they are read (CJK by code
-    /// points; words lower-cased into a scratch buffer): known ids, each once, into scratch_known_ (all-digit
-    /// ones also into scratch_cand_numbers_); the distinct unknown tokens are counted.
+    /// points; words lower-cased into a scratch buffer): known ids, each once, into sc.known (all-digit
+    /// ones also into sc.cand_numbers); the distinct unknown tokens are counted.
     void candidate_default_tokens(const detail::vocabulary& vocab, std::string_view content, std::size_t& unknown,
                                   bool& unknown_number) {
-        ensure_stamps(vocab.size());
-        std::vector<std::uint64_t>& unknown_cjk = scratch_unknown_cjk_;  // rune: 1 << 63 | cp; bigram: a << 21 | b
-        std::string& words = scratch_words_;                            // lowered words, unknown ones kept
-        std::vector<std::pair<std::uint32_t, std::uint32_t>>& unknown_words = scratch_unknown_words_;
+        scratch_space& sc = scratch();
+        sc.ensure_stamps(vocab.size());
+        std::vector<std::uint64_t>& unknown_cjk = sc.unknown_cjk;  // rune: 1 << 63 | cp; bigram: a << 21 | b
+        std::string& words = sc.words;                            // lowered words, unknown ones kept
+        std::vector<std::pair<std::uint32_t, std::uint32_t>>& unknown_words = sc.unknown_words;
         unknown_cjk.clear();
         words.clear();
         unknown_words.clear();
         const auto found = [&](std::optional<std::uint32_t> id) {
-            if (id && mark(*id)) scratch_known_.push_back(*id);
+            if (id && sc.mark(*id)) sc.known.push_back(*id);
             return id.has_value();
         };
         std::size_t word = std::string::npos;  // start of the current word in `words`
@@ -865,9 +925,9 @@ private:
             const std::string_view w = std::string_view(words).substr(word);
             const auto id = vocab.find_word(w);
             if (id) {
-                if (mark(*id)) {
-                    scratch_known_.push_back(*id);
-                    if (detail::all_digits(w)) scratch_cand_numbers_.push_back(*id);
+                if (sc.mark(*id)) {
+                    sc.known.push_back(*id);
+                    if (detail::all_digits(w)) sc.cand_numbers.push_back(*id);
                 }
                 words.resize(word);
             } else {
@@ -906,10 +966,10 @@ private:
         }
         end_run();
         end_word();
-        next_epoch();
+        sc.next_epoch();
         std::sort(unknown_cjk.begin(), unknown_cjk.end());
         unknown = static_cast<std::size_t>(std::unique(unknown_cjk.begin(), unknown_cjk.end()) - unknown_cjk.begin());
-        std::vector<std::string_view>& views = scratch_views_;
+        std::vector<std::string_view>& views = sc.views;
         views.clear();
         for (const auto& [at, length] : unknown_words) views.emplace_back(std::string_view(words).substr(at, length));
         std::sort(views.begin(), views.end());
@@ -917,14 +977,15 @@ private:
     }
 
     near_duplicate_report near_duplicate_locked(scope_index& si, std::string_view content) {
+        scratch_space& sc = scratch();
         ensure_postings(si);
         near_duplicate_report rep;
         const std::size_t n = si.entries.size();
         if (n == 0) return rep;
         // Folding white space never changes tokens (white space only separates), so it is skipped here.
         // Candidate tokens: known ids (deduplicated by stamp) and unknown ones (counted only).
-        std::vector<std::uint32_t>& known = scratch_known_;
-        std::vector<std::uint32_t>& cand_numbers = scratch_cand_numbers_;
+        std::vector<std::uint32_t>& known = sc.known;
+        std::vector<std::uint32_t>& cand_numbers = sc.cand_numbers;
         known.clear();
         cand_numbers.clear();
         std::size_t unknown = 0;
@@ -934,10 +995,10 @@ private:
         } else {
             const std::string low = lower(content);
             std::vector<std::string_view> unknown_tokens;
-            ensure_stamps(si.vocab.size());
+            sc.ensure_stamps(si.vocab.size());
             tokenizer_(low, [&](std::string_view t) {
                 if (const auto id = si.vocab.find(t)) {
-                    if (mark(*id)) {
+                    if (sc.mark(*id)) {
                         known.push_back(*id);
                         if (detail::all_digits(t)) cand_numbers.push_back(*id);
                     }
@@ -945,7 +1006,7 @@ private:
                     unknown_tokens.push_back(t);
                 }
             });
-            next_epoch();
+            sc.next_epoch();
             std::sort(unknown_tokens.begin(), unknown_tokens.end());
             unknown_tokens.erase(std::unique(unknown_tokens.begin(), unknown_tokens.end()), unknown_tokens.end());
             unknown = unknown_tokens.size();
@@ -954,8 +1015,8 @@ private:
         std::sort(cand_numbers.begin(), cand_numbers.end());
         const bool cand_has_numbers = cand_unknown_number || !cand_numbers.empty();
 
-        std::vector<double>& inter = scratch_inter_;  // reused: no allocation per check
-        std::vector<std::uint32_t>& counts = scratch_counts_;
+        std::vector<double>& inter = sc.inter;  // reused: no allocation per check
+        std::vector<std::uint32_t>& counts = sc.counts;
         double wa = 0;
         const auto df = [&](std::uint32_t t) { return si.postings.of(t).size(); };
         if constexpr (Similarity::weighted) {
@@ -977,7 +1038,7 @@ private:
         const std::uint8_t* const has_numbers = si.has_numbers.data();
         std::size_t best = 0;
         double best_score = -1;
-        std::vector<std::pair<std::size_t, double>>& similar = scratch_similar_;
+        std::vector<std::pair<std::size_t, double>>& similar = sc.similar;
         similar.clear();
         for (std::size_t i = 0; i < n; ++i) {
             const bool numbers_differ = cand_has_numbers && has_numbers[i] &&
@@ -1063,21 +1124,10 @@ private:
     Tokenizer tokenizer_;
     Clock clock_;
     Similarity sim_;
-    std::mutex mutex_;
+    std::mutex rng_mutex_;
     std::mt19937_64 rng_;
-    std::map<std::string, scope_index, std::less<>> scopes_;
-    std::vector<double> scratch_inter_;
-    std::vector<std::uint32_t> scratch_known_, scratch_cand_numbers_;  // near_duplicate_locked
-    std::vector<std::pair<std::size_t, double>> scratch_similar_;
-    std::vector<std::uint64_t> scratch_unknown_cjk_;
-    std::string scratch_words_;
-    std::vector<std::pair<std::uint32_t, std::uint32_t>> scratch_unknown_words_;
-    std::vector<std::string_view> scratch_views_;
-    std::vector<std::uint32_t> scratch_counts_;
-    std::vector<std::uint32_t> scratch_tokens_, scratch_contains_, scratch_numbers_, scratch_tag_contains_;  // make_index
-    detail::id_buffer run_tokens_, run_contains_;  // index_default
-    std::vector<std::uint32_t> stamp_, contain_stamp_;  // see mark()
-    std::uint32_t epoch_ = 1;
+    std::shared_mutex map_mutex_;  // the map's shape only; each scope has its own lock
+    std::map<std::string, std::unique_ptr<scope_slot>, std::less<>> scopes_;
 };
 
 } // namespace ania::memory
