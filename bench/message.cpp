@@ -46,6 +46,24 @@ void transcript_validate(benchmark::State& state) {
 }
 BENCHMARK(transcript_validate)->Name("transcript_validate")->Arg(1000)->Arg(100000)->Unit(benchmark::kMicrosecond);
 
+/// One assistant message with n tool calls, answered in reverse order plus one duplicate result, so that
+/// repair_transcript runs over all of it: the shape a hostile or runaway model can send.
+void transcript_repair_wide(benchmark::State& state) {
+    const auto n = static_cast<int>(state.range(0));
+    std::vector<ania::tool_call> cs;
+    for (int i = 0; i < n; ++i) cs.push_back({"call_" + std::to_string(i), "function", "f", "{}", {}, {}});
+    std::vector<ania::message> t = {ania::message::user("u"), ania::message::assistant_calls(std::move(cs))};
+    for (int i = n - 1; i >= 0; --i) t.push_back(ania::message::tool_result("call_" + std::to_string(i), "r"));
+    t.push_back(ania::message::tool_result("call_0", "again"));
+    for (auto _ : state) {
+        state.PauseTiming();
+        std::vector<ania::message> copy = t;
+        state.ResumeTiming();
+        benchmark::DoNotOptimize(ania::repair_transcript(copy));
+    }
+}
+BENCHMARK(transcript_repair_wide)->Name("transcript_repair_wide")->Arg(1000)->Arg(40000)->Unit(benchmark::kMillisecond);
+
 } // namespace
 
 BENCHMARK_MAIN();

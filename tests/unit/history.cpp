@@ -121,6 +121,24 @@ TEST_CASE("load_history repairs what it loads and survives a failing store", "[h
 }
 
 static_assert(ania::history_store<ania::background_writer<ania::memory_store>>);
+static_assert(ania::prefix_dropping_store<ania::background_writer<ania::memory_store>>);
+static_assert(!ania::prefix_dropping_store<ania::background_writer<ania::null_store>>);  // only when the store can
+
+TEST_CASE("background writer: drop_front is queued behind the appends before it", "[history][writer]") {
+    struct gated : ania::memory_store {
+        std::atomic<bool> open{false};
+        void append(std::string_view s, std::span<const message> m) {
+            while (!open) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+            ania::memory_store::append(s, m);
+        }
+    } store;
+    ania::background_writer<gated> w(store);
+    w.append("s", std::vector<message>{message::user("1"), message::assistant("2"), message::user("3"), message::assistant("4")});
+    w.drop_front("s", 2);  // run directly, it would find nothing to drop yet
+    store.open = true;
+    w.flush();
+    CHECK(store.load("s") == std::vector<message>{message::user("3"), message::assistant("4")});
+}
 
 TEST_CASE("background writer: it is a history store, so maybe_compress's replace queues behind pending appends", "[history][writer]") {
     struct slow : ania::memory_store {

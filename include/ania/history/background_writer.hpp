@@ -29,9 +29,9 @@ namespace ania {
 
 /// A write the background writer gave up on (after its retries): what it was, and why.
 struct dropped_write {
-    enum class kind : std::uint8_t { append, replace, clear } op;
+    enum class kind : std::uint8_t { append, replace, clear, drop_front } op;
     std::string_view session;
-    std::span<const message> messages;  ///< what was to be written (empty for clear)
+    std::span<const message> messages;  ///< what was to be written (empty for clear and drop_front)
     std::string_view error;             ///< the last failure
     int attempts;
 };
@@ -90,6 +90,13 @@ public:
         submit({op::replace, std::string(session), std::vector<message>(msgs.begin(), msgs.end())});
     }
     void clear(std::string_view session) { submit({op::clear, std::string(session), {}}); }
+    /// Queued like every other write, so a truncation's drop_front lands after the appends before it. Only
+    /// when the store can drop a prefix: then the writer is a prefix_dropping_store too.
+    void drop_front(std::string_view session, std::size_t k)
+        requires prefix_dropping_store<S>
+    {
+        submit({op::drop_front, std::string(session), {}, k});
+    }
     /// Waits for the writes already queued, then loads from the store: a load sees every earlier write.
     [[nodiscard]] std::vector<message> load(std::string_view session) {
         flush();
@@ -120,6 +127,7 @@ private:
         op kind;
         std::string session;
         std::vector<message> msgs;
+        std::size_t count = 0;  // drop_front
     };
 
     void submit(job j) {
@@ -165,6 +173,9 @@ private:
                 case op::append: store_.append(j.session, j.msgs); break;
                 case op::replace: store_.replace(j.session, j.msgs); break;
                 case op::clear: store_.clear(j.session); break;
+                case op::drop_front:
+                    if constexpr (prefix_dropping_store<S>) store_.drop_front(j.session, j.count);
+                    break;
                 }
                 if (attempt > 1)
                     log_to(opt_.log, log_level::info, "background_writer: written after " + std::to_string(attempt) + " attempts");
