@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <span>
 #include <string>
 #include <string_view>
@@ -125,11 +126,28 @@ private:
     std::vector<std::pair<std::string_view, std::size_t>> sorted_;
 };
 
+/// A non-empty id that is valid UTF-8. Ids are short and almost always ASCII: checked 8 bytes at a time,
+/// the decoder only for the rare id that is not ASCII.
+[[nodiscard]] inline bool id_ok(std::string_view id) noexcept {
+    const std::size_t n = id.size();
+    if (n == 0) return false;
+    const char* p = id.data();
+    std::uint64_t high = 0;
+    std::size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        std::uint64_t w;
+        std::memcpy(&w, p + i, 8);
+        high |= w;
+    }
+    for (; i < n; ++i) high |= static_cast<unsigned char>(p[i]);
+    return (high & 0x8080808080808080ULL) == 0 || text::is_valid_utf8(id);
+}
+
+/// The ids that matching reads: a tool message's tool_call_id, an assistant message's call ids.
 [[nodiscard]] inline bool ids_valid(const message& m) noexcept {
-    if (m.role == role::tool && (!m.tool_call_id || m.tool_call_id->empty())) return false;
-    if (m.tool_call_id && !text::is_valid_utf8(*m.tool_call_id)) return false;
+    if (m.role == role::tool) return m.tool_call_id && id_ok(*m.tool_call_id);
     for (const tool_call& c : m.tool_calls)
-        if (c.id.empty() || !text::is_valid_utf8(c.id)) return false;
+        if (!id_ok(c.id)) return false;
     return true;
 }
 
@@ -141,10 +159,8 @@ void scan_transcript(std::span<const message> ms, Sink&& sink) {
     std::size_t i = 0;
     while (i < ms.size()) {
         const message& m = ms[i];
-        if (!ids_valid(m))
-            if (!sink(transcript_problem::invalid_id, i, m.tool_call_id ? std::string_view(*m.tool_call_id) : std::string_view()))
-                return;
         if (m.role == role::tool) {
+            if (!ids_valid(m) && !sink(transcript_problem::invalid_id, i, answered_id(m))) return;
             if (!sink(transcript_problem::orphan_result, i, answered_id(m))) return;
             ++i;
             continue;
@@ -153,6 +169,7 @@ void scan_transcript(std::span<const message> ms, Sink&& sink) {
             ++i;
             continue;
         }
+        if (!ids_valid(m) && !sink(transcript_problem::invalid_id, i, std::string_view())) return;
         const auto& calls = m.tool_calls;
         const call_index index(calls);
         for (std::size_t c = 1; c < calls.size(); ++c)
@@ -162,8 +179,7 @@ void scan_transcript(std::span<const message> ms, Sink&& sink) {
         std::size_t j = i + 1;
         for (; j < ms.size() && ms[j].role == role::tool; ++j) {
             const std::string_view id = answered_id(ms[j]);
-            if (!ids_valid(ms[j]))
-                if (!sink(transcript_problem::invalid_id, j, id)) return;
+            if (!ids_valid(ms[j]) && !sink(transcript_problem::invalid_id, j, id)) return;
             const std::size_t c = index.first(id);
             if (c == npos) {
                 if (!sink(transcript_problem::unknown_result, j, id)) return;
@@ -209,7 +225,7 @@ inline repair_report repair_transcript(std::vector<message>& ms, const repair_op
     repair_report report;
     if (is_valid_transcript(ms)) return report;
     for (message& m : ms) {
-        if (detail::ids_valid(m)) continue;
+        if ((m.role != role::tool && m.role != role::assistant) || detail::ids_valid(m)) continue;
         if (m.tool_call_id) *m.tool_call_id = text::repair_utf8(*m.tool_call_id);
         for (tool_call& c : m.tool_calls) c.id = text::repair_utf8(c.id);
     }

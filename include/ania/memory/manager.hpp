@@ -1064,12 +1064,19 @@ private:
     std::vector<double> score_locked(scope_index& si, std::string_view query, const std::vector<float>& qvec) {
         ensure_postings(si);
         const std::string low = lower(query);
-        // Distinct terms in first-seen order: a hash set, not a scan per term (a query of 10^5 distinct words
-        // must not cost 10^10 comparisons).
+        // Distinct terms in first-seen order. A short query (the usual: a few words) is deduplicated by a scan;
+        // past 32 terms by a hash set, so that 10^5 distinct words never cost 10^10 comparisons.
+        constexpr std::size_t scan_max = 32;
         std::vector<std::string_view> terms;
         std::unordered_set<std::string_view> seen_terms;
         tokenizer_(low, [&](std::string_view t) {
-            if (seen_terms.insert(t).second) terms.push_back(t);
+            if (terms.size() < scan_max) {
+                if (std::find(terms.begin(), terms.end(), t) != terms.end()) return;
+                terms.push_back(t);
+                if (terms.size() == scan_max) seen_terms.insert(terms.begin(), terms.end());
+            } else if (seen_terms.insert(t).second) {
+                terms.push_back(t);
+            }
         });
         const std::size_t n = si.entries.size();
         std::vector<double> out(n, 0.0);
@@ -1102,7 +1109,9 @@ private:
                 const auto& v = si.entries[i].embedding;
                 if (qnorm > 0 && si.idx[i].norm > 0 && v.size() == qvec.size()) {
                     const double cosine = ania::detail::dot(qvec, v) / (qnorm * si.idx[i].norm);
-                    if (cosine > 0) out[i] += std::floor(cosine * 40.0);  // the original's int(sim*40) when sim > 0
+                    // The original's int(sim*40) when sim > 0: nothing below 1 (a negative cosine included), else
+                    // the truncation, which is the floor of a positive number (std::floor is a libm call here).
+                    if (const double bonus = cosine * 40.0; bonus >= 1.0) out[i] += static_cast<double>(static_cast<int>(bonus));
                 }
             }
         }
