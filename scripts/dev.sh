@@ -161,7 +161,7 @@ case "$cmd" in
     ninja -C "$out/coverage" >"$out/coverage.build.log" 2>&1 || { tail -30 "$out/coverage.build.log"; exit 1; }
     find "$out/coverage" -name '*.gcda' -delete
     meson test -C "$out/coverage" --num-processes 2 --timeout-multiplier 5 >/dev/null || true
-    gcovr --root "$root" --filter "$root/include/ania/" --object-directory "$out/coverage" --txt-metric branch --txt "$out/coverage-branches.txt" >/dev/null
+    gcovr --root "$root" --filter "$root/include/ania/" --object-directory "$out/coverage" --branches --txt "$out/coverage-branches.txt" >/dev/null
     gcovr --root "$root" --filter "$root/include/ania/" --object-directory "$out/coverage" --print-summary --txt "$out/coverage.txt" | tail -3
     echo "per file: $out/coverage.txt (lines), $out/coverage-branches.txt (branches)"
     ;;

@@ -771,6 +771,17 @@ TEST_CASE("admin source: validated scopes, explicit errors", "[memory][admin]") 
     CHECK_THROWS_WITH(admin.create("g:100", "  "), Catch::Contains("content is empty"));
     CHECK_THROWS_WITH(admin.create("g:100", "Grace  is the\towner "), Catch::Contains("identical memory exists"));
     CHECK_THROWS_WITH(admin.remove("g:100", "00000000"), Catch::Contains("not found"));
+    CHECK_THROWS_WITH(admin.update("g:100", e.id, std::string_view("  "), std::nullopt, std::nullopt), Catch::Contains("content is empty"));
+    CHECK_THROWS_WITH(admin.update("g:100", "0000000\n", std::nullopt, std::nullopt, std::nullopt), Catch::Contains("0000000\\x0a"));
+    {
+        ram_backend small;
+        auto one = quiet_options();
+        one.max_entries = 1;
+        plain_manager tiny(small, one);
+        admin_source<plain_manager> tiny_admin(tiny);
+        tiny_admin.create("g:5", "the only one");
+        CHECK_THROWS_WITH(tiny_admin.create("g:5", "a second one"), Catch::Contains("memory of g:5 is full"));
+    }
     admin.remove("g:100", e.id);
     CHECK(admin.list("g:100").empty());
 }

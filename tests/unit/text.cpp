@@ -1,10 +1,15 @@
 // tests/unit/text.cpp -- UTF-8 validation and repair, rune counting and truncation, whitespace, SHA-256.
 #include <catch2/catch.hpp>
 
+#include <unistd.h>
+
+#include <cstdio>
 #include <random>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
+#include <ania/log.hpp>
 #include <ania/text/sha256.hpp>
 #include <ania/text/utf8.hpp>
 
@@ -147,4 +152,31 @@ TEST_CASE("the image short hash is the first 8 hex digits of SHA-256", "[text][s
     const std::string url = "https://multimedia.nt.qq.com.cn/download?appid=1407&fileid=abc";
     CHECK(short_hash(url) == sha256_hex(url).substr(0, 8));
     CHECK(short_hash(url).size() == 8);
+}
+
+TEST_CASE("the stderr sink writes its level and above; log_to swallows a throwing sink", "[log]") {
+    std::fflush(stderr);
+    char path[] = "/tmp/ania-log-XXXXXX";
+    const int fd = mkstemp(path);
+    REQUIRE(fd >= 0);
+    const int saved = dup(2);
+    dup2(fd, 2);
+    const ania::log_sink sink = ania::stderr_log_sink(ania::log_level::info);
+    ania::log_to(sink, ania::log_level::debug, "not shown");
+    ania::log_to(sink, ania::log_level::info, "shown");
+    ania::log_to(sink, ania::log_level::error, "bad");
+    std::fflush(stderr);
+    dup2(saved, 2);
+    close(saved);
+    std::FILE* f = std::fopen(path, "rb");
+    std::string out(4096, '\0');
+    out.resize(std::fread(out.data(), 1, out.size(), f));
+    std::fclose(f);
+    close(fd);
+    std::remove(path);
+    CHECK(out == "ania [info] shown\nania [error] bad\n");
+    CHECK(ania::to_string(ania::log_level::warn) == "warn");
+    CHECK(ania::to_string(ania::log_level::debug) == "debug");
+    CHECK_NOTHROW(ania::log_to([](ania::log_level, std::string_view) { throw std::runtime_error("sink bug"); }, ania::log_level::error, "x"));
+    CHECK_NOTHROW(ania::log_to(ania::log_sink{}, ania::log_level::error, "no sink"));
 }

@@ -248,3 +248,11 @@ TEST_CASE("a message with tens of thousands of tool calls: the same answers as w
     CHECK(t[1].tool_calls[29999].id == "c29999");
     CHECK(t[2] == message::tool_result("c29999", "r"));  // results keep their order, right after the calls
 }
+
+TEST_CASE("every transcript problem has its stable name", "[transcript]") {
+    using P = transcript_problem;
+    const std::vector<std::pair<P, std::string_view>> names = {
+        {P::orphan_result, "orphan_result"}, {P::unknown_result, "unknown_result"}, {P::duplicate_result, "duplicate_result"},
+        {P::unanswered_call, "unanswered_call"}, {P::duplicate_call_id, "duplicate_call_id"}, {P::invalid_id, "invalid_id"}};
+    for (const auto& [p, name] : names) CHECK(ania::to_string(p) == name);
+}
