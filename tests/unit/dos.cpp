@@ -14,6 +14,18 @@
 
 using ania::message;
 
+namespace {
+/// A memory manager over RAM that logs nothing.
+struct quiet_memory {
+    ania::memory::ram_backend backend;
+    ania::memory::memory_manager<> manager{backend, [] {
+                                               ania::memory::manager_options o;
+                                               o.log = [](ania::log_level, std::string_view) {};
+                                               return o;
+                                           }()};
+};
+} // namespace
+
 TEST_CASE("400,000 tool calls in one message: validated and repaired in n log n", "[dos][transcript]") {
     std::vector<ania::tool_call> cs;
     cs.reserve(400000);
@@ -30,10 +42,8 @@ TEST_CASE("400,000 tool calls in one message: validated and repaired in n log n"
 
 TEST_CASE("memory_search with a 4 MB query of distinct words stays cheap", "[dos][memory]") {
     using namespace ania::memory;
-    ram_backend b;
-    manager_options opt;
-    opt.log = [](ania::log_level, std::string_view) {};
-    memory_manager<> m(b, opt);
+    quiet_memory q;
+    auto& m = q.manager;
     const scope g = scope::from("g:1");
     for (int i = 0; i < 50; ++i) m.save(g, "entry w" + std::to_string(i * 7919) + " about something");
     std::string query;
@@ -45,10 +55,9 @@ TEST_CASE("memory_search with a 4 MB query of distinct words stays cheap", "[dos
 
 TEST_CASE("memory_save with a 10 MB user id, a 10 MB tag and 100,000 more tags stores and replies within the caps", "[dos][memory]") {
     using namespace ania::memory;
-    ram_backend b;
-    manager_options opt;
-    opt.log = [](ania::log_level, std::string_view) {};
-    memory_manager<> m(b, opt);
+    quiet_memory q;
+    auto& m = q.manager;
+    const auto& opt = m.options();
     const scope g = scope::from("g:1");
     const auto tools = make_tools(m, g);
     ania::json args = {{"content", "a fact"}, {"user_id", std::string(10u << 20, 'u')}};

@@ -24,17 +24,14 @@
 #include <ania/store/sqlite_store.hpp>
 
 #include "../conformance/history_store.hpp"
+#include "quiet_sqlite.hpp"
 #include "temp_dir.hpp"
 
 using ania::message;
 
 namespace {
 
-ania::sqlite_store_options quiet(std::vector<std::string>* logged = nullptr) {
-    ania::sqlite_store_options o;
-    o.log = [logged](ania::log_level, std::string_view t) { if (logged) logged->emplace_back(t); };
-    return o;
-}
+using ania_test::quiet;
 
 void exec(const std::string& path, const char* sql) {
     sqlite3* db = nullptr;

@@ -23,17 +23,14 @@
 
 #include "../conformance/history_store.hpp"
 #include "fault_vfs.hpp"
+#include "quiet_sqlite.hpp"
 #include "temp_dir.hpp"
 
 using ania::message;
 
 namespace {
 
-ania::sqlite_store_options quiet(std::vector<std::string>* logged = nullptr) {
-    ania::sqlite_store_options o;
-    o.log = [logged](ania::log_level, std::string_view t) { if (logged) logged->emplace_back(t); };
-    return o;
-}
+using ania_test::quiet;
 
 std::string read_bytes(const std::string& path) {
     std::ifstream in(path, std::ios::binary);
