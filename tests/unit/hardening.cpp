@@ -318,3 +318,50 @@ TEST_CASE("two processes' memory managers on one file: each sees the other's sav
     CHECK_FALSE(here.get(g, victim));
     CHECK(here.size(g) == 4);
 }
+
+TEST_CASE("four processes saving into one scope at the same instant never pass the cap or store a duplicate", "[hardening][memory][processes]") {
+    using namespace ania::memory;
+    ania_test::temp_dir dir;
+    const std::string path = dir.file("race.db");
+    const scope g = scope::from("g:9");
+    { sqlite_backend create(path, quiet()); REQUIRE(create.enabled()); }
+    int go[2];
+    REQUIRE(pipe(go) == 0);
+    std::vector<pid_t> children;
+    for (int p = 0; p < 4; ++p) {
+        const pid_t child = fork();
+        REQUIRE(child >= 0);
+        if (child == 0) {
+            close(go[1]);
+            auto opt = quiet();
+            opt.busy_timeout = std::chrono::milliseconds(10000);
+            sqlite_backend backend(path, opt);
+            manager_options mo;
+            mo.log = [](ania::log_level, std::string_view) {};
+            mo.max_entries = 60;
+            memory_manager<sqlite_backend> m(backend, mo);
+            (void)m.size(g);  // cached before the race starts
+            char c;
+            if (read(go[0], &c, 1) != 0) _exit(2);  // all start when the pipe closes
+            for (int i = 0; i < 40; ++i) {
+                // Distinct facts, and one that every process saves: it must be stored once.
+                const std::string text = i % 10 == 0 ? "the shared fact number " + std::to_string(i)
+                                                     : "process " + std::to_string(p) + " saw item " + std::to_string(i * 7919 + p);
+                const auto st = m.save(g, text).status;
+                if (st == save_status::failed || st == save_status::disabled) _exit(3);
+            }
+            _exit(0);
+        }
+        children.push_back(child);
+    }
+    close(go[0]);
+    close(go[1]);  // go
+    for (const pid_t c : children) {
+        int status = 0;
+        waitpid(c, &status, 0);
+        CHECK(WIFEXITED(status));
+        CHECK(WEXITSTATUS(status) == 0);
+    }
+    CHECK(count(path, "SELECT count(*) FROM ania_memory WHERE scope = 'g:9'") == 60);  // 4 x 40 tried, the cap holds
+    CHECK(count(path, "SELECT count(*) FROM (SELECT content FROM ania_memory GROUP BY content HAVING count(*) > 1)") == 0);
+}

@@ -42,9 +42,14 @@ concept memory_backend = requires(B& b, const scope& s, const entry& e, std::str
 /// changed. `version(s)` changes whenever the scope's rows change, by anyone; each write returns the version
 /// it produced. The manager checks it before using its in-memory index of a scope and reloads the scope when
 /// someone else wrote (so a memory saved by process A is seen, deduplicated and counted by process B).
+/// `insert_if(s, e, v)` inserts only if the scope's version is still `v`, atomically (nullopt otherwise): a
+/// save checks the cap and duplicates against version v, so two processes saving at the same instant cannot
+/// both pass them.
 template <class B>
-concept versioned_memory_backend = memory_backend<B> && requires(B& b, const scope& s, const entry& e, std::string_view id) {
+concept versioned_memory_backend = memory_backend<B> && requires(B& b, const scope& s, const entry& e, std::string_view id,
+                                                                 std::uint64_t v) {
     { b.version(s) } -> std::convertible_to<std::uint64_t>;
+    { b.insert_if(s, e, v) } -> std::same_as<std::optional<std::uint64_t>>;
     { b.insert(s, e) } -> std::convertible_to<std::uint64_t>;
     { b.update(s, e) } -> std::convertible_to<std::uint64_t>;
     { b.erase(s, id) } -> std::convertible_to<std::uint64_t>;

@@ -180,37 +180,51 @@ public:
         std::vector<float> vec = embed(text);
         scope_slot& slot = slot_of(s);
         std::lock_guard lock(slot.mutex);
-        scope_index& si = index_of(slot, s);
-        const std::uint64_t key = dedup_key(text, opt_.exact_fold);
-        for (std::size_t i = 0; i < si.entries.size(); ++i)
-            if (si.idx[i].dedup == key &&
-                normalize_for_dedup(si.entries[i].content, opt_.exact_fold) == normalize_for_dedup(text, opt_.exact_fold)) {
-                r.status = save_status::exact_duplicate;
-                r.saved = si.entries[i];
+        // With a versioned backend the checks below hold for the version they read: the insert is made only
+        // if the scope is still at it, else the scope is reloaded and checked again (another process saved).
+        for (int attempt = 1;; ++attempt) {
+            scope_index& si = index_of(slot, s);
+            const std::uint64_t key = dedup_key(text, opt_.exact_fold);
+            for (std::size_t i = 0; i < si.entries.size(); ++i)
+                if (si.idx[i].dedup == key &&
+                    normalize_for_dedup(si.entries[i].content, opt_.exact_fold) == normalize_for_dedup(text, opt_.exact_fold)) {
+                    r.status = save_status::exact_duplicate;
+                    r.saved = si.entries[i];
+                    return r;
+                }
+            if (si.entries.size() >= opt_.max_entries) { r.status = save_status::full; return r; }
+            const near_duplicate_report near = near_duplicate_locked(si, text);
+            entry e;
+            e.id = fresh_id(si);
+            e.user_id = clean_user_id(user_id);
+            e.content = text;
+            e.tags = tags;  // copies: a retry needs them again
+            e.embedding = vec;
+            e.created_at = next_timestamp(si);
+            try {
+                if constexpr (versioned_memory_backend<Backend>) {
+                    const std::optional<std::uint64_t> v = backend_.insert_if(s, e, si.version);
+                    if (!v) {  // someone else wrote since the checks: check again on the scope as it is now
+                        si.version = stale_version;
+                        if (attempt < 16) continue;
+                        throw error(errc::store_busy, "the scope kept changing under the save (16 attempts)");
+                    }
+                    si.version = *v;
+                } else {
+                    backend_.insert(s, e);
+                }
+            } catch (const std::exception& ex) {
+                r.status = save_status::failed;
+                r.error = ex.what();
+                log_to(opt_.log, log_level::error, std::string("memory: save failed: ") + ex.what());
                 return r;
             }
-        if (si.entries.size() >= opt_.max_entries) { r.status = save_status::full; return r; }
-        const near_duplicate_report near = near_duplicate_locked(si, text);
-        entry e;
-        e.id = fresh_id(si);
-        e.user_id = clean_user_id(user_id);
-        e.content = text;
-        e.tags = std::move(tags);
-        e.embedding = std::move(vec);
-        e.created_at = next_timestamp(si);
-        try {
-            write_backend(si, [&] { return backend_.insert(s, e); });
-        } catch (const std::exception& ex) {
-            r.status = save_status::failed;
-            r.error = ex.what();
-            log_to(opt_.log, log_level::error, std::string("memory: save failed: ") + ex.what());
+            add_locked(si, e);
+            r.saved = std::move(e);
+            r.similar = near.similar;
+            r.status = near.is_duplicate ? save_status::saved_near_duplicate : save_status::saved;
             return r;
         }
-        add_locked(si, e);
-        r.saved = std::move(e);
-        r.similar = near.similar;
-        r.status = near.is_duplicate ? save_status::saved_near_duplicate : save_status::saved;
-        return r;
     }
 
     /// memory_update: by id. Absent fields are kept; an empty user_id or tags list clears it; a content change

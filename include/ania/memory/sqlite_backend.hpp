@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdint>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -134,16 +135,19 @@ public:
         return 0;
     }
 
-    std::uint64_t insert(const scope& s, const entry& e) {
-        return write("INSERT INTO ania_memory(scope, id, user_id, content, tags, emb, created_at) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7)", s, &e,
-                     e.id);
+    static constexpr const char* insert_sql =
+        "INSERT INTO ania_memory(scope, id, user_id, content, tags, emb, created_at) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7)";
+    std::uint64_t insert(const scope& s, const entry& e) { return *write(insert_sql, s, &e, e.id, std::nullopt); }
+    /// Inserts only if the scope is still at version `expected` (checked inside the write transaction).
+    std::optional<std::uint64_t> insert_if(const scope& s, const entry& e, std::uint64_t expected) {
+        return write(insert_sql, s, &e, e.id, expected);
     }
     std::uint64_t update(const scope& s, const entry& e) {
-        return write("UPDATE ania_memory SET user_id = ?3, content = ?4, tags = ?5, emb = ?6, created_at = ?7 WHERE scope = ?1 AND id = ?2",
-                     s, &e, e.id);
+        return *write("UPDATE ania_memory SET user_id = ?3, content = ?4, tags = ?5, emb = ?6, created_at = ?7 WHERE scope = ?1 AND id = ?2",
+                      s, &e, e.id, std::nullopt);
     }
     std::uint64_t erase(const scope& s, std::string_view id) {
-        return write("DELETE FROM ania_memory WHERE scope = ?1 AND id = ?2", s, nullptr, id);
+        return *write("DELETE FROM ania_memory WHERE scope = ?1 AND id = ?2", s, nullptr, id, std::nullopt);
     }
 
 private:
@@ -189,8 +193,10 @@ private:
         if (rc != SQLITE_OK) fail(rc, sql);
     }
 
-    /// One write and the scope's version bump in one transaction; returns the new version.
-    std::uint64_t write(const char* sql, const scope& s, const entry* e, std::string_view id) {
+    /// One write and the scope's version bump in one transaction; returns the new version, or nullopt when
+    /// `expected` is given and the scope is at another version (nothing is written then). Disabled: 0.
+    std::optional<std::uint64_t> write(const char* sql, const scope& s, const entry* e, std::string_view id,
+                                       std::optional<std::uint64_t> expected) {
         std::string tags_text, emb_text;
         if (e) {
             json tags = json::array();
@@ -201,9 +207,21 @@ private:
             emb_text = emb.dump();
         }
         std::lock_guard lock(mutex_);
-        if (!ready_locked()) return 0;
+        if (!ready_locked()) return std::uint64_t{0};
         exec_locked("BEGIN IMMEDIATE");
         try {
+            if (expected) {
+                auto st = prepare("SELECT version FROM ania_memory_version WHERE scope = ?1");
+                bind(st.get(), 1, s.str());
+                const int rc = sqlite3_step(st.get());
+                if (rc != SQLITE_ROW && rc != SQLITE_DONE) fail(rc, "version");
+                const std::uint64_t now = rc == SQLITE_ROW ? static_cast<std::uint64_t>(sqlite3_column_int64(st.get(), 0)) : 0;
+                if (now != *expected) {
+                    st.reset();
+                    exec_locked("ROLLBACK");
+                    return std::nullopt;
+                }
+            }
             {
                 auto st = prepare(sql);
                 bind(st.get(), 1, s.str());
