@@ -311,3 +311,31 @@ TEST_CASE("four processes x 200 appends on one file: contiguous seq, nothing los
     }
     check_invariants(path);
 }
+
+#include <ania/memory/manager.hpp>
+#include <ania/memory/sqlite_backend.hpp>
+
+TEST_CASE("faults: a memory write that fails with an I/O error is reported as store_io; the index keeps what the file holds", "[sqlite][faults][memory]") {
+    using namespace ania::memory;
+    ania_test::temp_dir dir;
+    auto opt = quiet();
+    opt.vfs = ania_test::fault_vfs_name();
+    sqlite_backend backend(dir.file("mem.db"), opt);
+    REQUIRE(backend.enabled());
+    manager_options mo;
+    mo.log = [](ania::log_level, std::string_view) {};
+    memory_manager<sqlite_backend> m(backend, mo);
+    const scope g = scope::from("g:3");
+    REQUIRE(m.save(g, "before the fault").status == save_status::saved);
+    ania_test::faults().arm_write(0, SQLITE_IOERR_WRITE);
+    const auto failed = m.save(g, "during the fault");
+    ania_test::faults().disarm();
+    CHECK(failed.status == save_status::failed);
+    CHECK(failed.error.find("store_io") != std::string::npos);
+    CHECK(m.size(g) == 1);  // the index holds what the file holds
+    CHECK(m.save(g, "小明喜欢爬山").status == save_status::saved);  // and the next write works
+    sqlite_backend again(dir.file("mem.db"), quiet());
+    std::vector<std::string> contents;
+    for (const auto& e : again.load(g)) contents.push_back(e.content);
+    CHECK(contents == std::vector<std::string>{"before the fault", "小明喜欢爬山"});
+}
