@@ -43,11 +43,12 @@ concept prefix_dropping_store = history_store<S> && requires(S& s, std::string_v
     s.drop_front(session, k);
 };
 
-/// Estimates the tokens one message adds to a prompt. `count` must be cheap, must not throw, and must be
-/// pure: a window calls it once per message when the message enters and keeps the result.
+/// Estimates the tokens one message adds to a prompt. `count` must be cheap, must be pure, and is required to
+/// be `noexcept`: a window calls it once per message when the message enters and keeps the result, inside
+/// operations that must not fail halfway.
 template <class C>
 concept token_counter = requires(const C& c, const message& m) {
-    { c.count(m) } -> std::convertible_to<std::int64_t>;
+    { c.count(m) } noexcept -> std::convertible_to<std::int64_t>;
 };
 
 /// A token_counter that learns from reported usage: `observe(estimated, reported)` after a call whose

@@ -221,8 +221,17 @@ void for_each_token(std::string_view s, Emit&& emit) {
 
 /// A tokenizer policy for memory: called with lower-cased text, emits string_views into it (repeats allowed;
 /// keyword search relies on every token being a substring of that text).
+namespace detail {
+/// What the manager hands a tokenizer: a lambda, i.e. a class type callable with one std::string_view. A
+/// tokenizer checked against a function pointer instead would pass the concept and fail inside the manager.
+struct token_sink_archetype {
+    token_sink_archetype() = delete;
+    void operator()(std::string_view) const;
+};
+} // namespace detail
+
 template <class T>
-concept memory_tokenizer = requires(const T& t, std::string_view lowered, void (*emit)(std::string_view)) {
+concept memory_tokenizer = requires(const T& t, std::string_view lowered, detail::token_sink_archetype& emit) {
     t(lowered, emit);
 };
 
