@@ -2,6 +2,7 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <exception>
 #include <optional>
@@ -68,9 +69,7 @@ inline void degrade_images_in_place(std::vector<message>& msgs, std::string_view
 /// so the caller writes `msgs` as they are, without a copy.
 [[nodiscard]] inline std::optional<std::vector<message>> stored_copy(std::span<const message> msgs,
                                                                      std::string_view pattern = default_image_marker) {
-    std::size_t first = 0;
-    while (first < msgs.size() && !has_images(msgs[first])) ++first;
-    if (first == msgs.size()) return std::nullopt;
+    if (std::none_of(msgs.begin(), msgs.end(), [](const message& m) { return has_images(m); })) return std::nullopt;
     std::vector<message> out(msgs.begin(), msgs.end());
     degrade_images_in_place(out, pattern);
     return out;

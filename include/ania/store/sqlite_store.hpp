@@ -296,7 +296,7 @@ public:
         });
         // Every old row is gone (the unparseable ones to quarantine): none is left to look for. (drop_front
         // may leave some behind, so it keeps the mark.)
-        if (const auto it = with_skipped_rows_.find(session); it != with_skipped_rows_.end()) with_skipped_rows_.erase(it);
+        forget_skipped_locked(session);
     }
 
     /// Deletes the session from both tables (an explicit forget: unparseable rows go too). A missing session
@@ -308,7 +308,7 @@ public:
             exec_bound_locked(del_msgs_, "DELETE FROM ania_chat_message WHERE session_id = ?1", session);
             exec_bound_locked(del_session_, "DELETE FROM ania_chat_session WHERE session_id = ?1", session);
         });
-        if (const auto it = with_skipped_rows_.find(session); it != with_skipped_rows_.end()) with_skipped_rows_.erase(it);
+        forget_skipped_locked(session);
     }
 
     /// Drops the first k messages and renumbers the rest from 0, without rewriting their content.
@@ -355,6 +355,11 @@ private:
     void open_locked() {
         db_ = detail::sqlite_open_checked(path_, opt_, detail::sqlite_history_schema);
         opened_ = true;
+    }
+
+    /// The session's rows hold nothing unparseable any more (replaced or cleared).
+    void forget_skipped_locked(std::string_view session) {
+        if (const auto it = with_skipped_rows_.find(session); it != with_skipped_rows_.end()) with_skipped_rows_.erase(it);
     }
 
     /// Before rows [0, below) of a session that a load found unparseable rows in are deleted: moves every
