@@ -26,6 +26,9 @@ struct fixed_embedder {  // SCRIPTED: the same 1024-d vector for every text
     std::vector<float> v;
     std::optional<std::vector<float>> embed(std::string_view) const { return v; }
 };
+struct embedding_traits : ania::memory::default_memory_traits {
+    using embedder = fixed_embedder;
+};
 
 std::vector<float> random_vector(std::mt19937& rng) {
     std::normal_distribution<float> d;
@@ -74,7 +77,7 @@ manager_options quiet() {
 }
 
 void near_dup_check(benchmark::State& state) {
-    memory_manager<ram_backend> m(backend(false), quiet());
+    manager m(backend(false), quiet());
     const auto candidates = texts_of("candidates", "content");
     m.size(bench_scope);
     std::size_t i = 0;
@@ -83,7 +86,7 @@ void near_dup_check(benchmark::State& state) {
 BENCHMARK(near_dup_check)->Name("near_dup_check/200");
 
 void keyword_score(benchmark::State& state) {
-    memory_manager<ram_backend> m(backend(false), quiet());
+    manager m(backend(false), quiet());
     const auto queries = texts_of("queries", "query");
     m.size(bench_scope);
     std::size_t i = 0;
@@ -93,7 +96,7 @@ BENCHMARK(keyword_score)->Name("keyword_score/200");
 
 void keyword_score_embed(benchmark::State& state) {
     std::mt19937 rng(9);
-    memory_manager<ram_backend, fixed_embedder> m(backend(true), quiet(), fixed_embedder{random_vector(rng)});
+    basic_manager<embedding_traits> m(backend(true), quiet(), {.embedder = fixed_embedder{random_vector(rng)}});
     const auto queries = texts_of("queries", "query");
     m.size(bench_scope);
     std::size_t i = 0;
@@ -102,7 +105,7 @@ void keyword_score_embed(benchmark::State& state) {
 BENCHMARK(keyword_score_embed)->Name("keyword_score_embed1024/200");
 
 void index_build(benchmark::State& state) {
-    memory_manager<ram_backend> m(backend(false), quiet());
+    manager m(backend(false), quiet());
     m.size(bench_scope);
     for (auto _ : state) {
         m.reindex(bench_scope);  // vocabulary, every entry, postings: all but reading the backend
@@ -112,7 +115,7 @@ void index_build(benchmark::State& state) {
 BENCHMARK(index_build)->Name("memory_index_build/200")->Unit(benchmark::kMicrosecond);
 
 void scope_load(benchmark::State& state) {
-    memory_manager<ram_backend> m(backend(false), quiet());
+    manager m(backend(false), quiet());
     for (auto _ : state) {
         m.reload(bench_scope);
         benchmark::DoNotOptimize(m.size(bench_scope));  // the backend's copy of the entries, then the index

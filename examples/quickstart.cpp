@@ -33,7 +33,7 @@ int main(int argc, char** argv) {
 
     // The policies: a window counting tokens by character class; an LLM summary that falls back to dropping
     // the oldest half when the model fails; SQLite rows for the history.
-    ania::token_window<ania::char_class_counter> window(ania::window_options::from(cfg));
+    ania::token_window<ania::char_class_counter> window(ania::from_config<ania::window_options>(cfg));
     ania::default_compressor<example::scripted_model> compressor{example::scripted_model{}};
     ania::sqlite_store store(db_path);  // WAL, synchronous=FULL, quick_check at open
     if (!store.enabled()) std::printf("persistence disabled (see the log line above): in-memory only\n");
@@ -41,7 +41,7 @@ int main(int argc, char** argv) {
 
     // Long-term memory in the same file, and its four tools bound to this group's scope.
     ania::memory::sqlite_backend memories(db_path);
-    ania::memory::memory_manager<ania::memory::sqlite_backend> memory(memories, ania::memory::manager_options::from(cfg));
+    ania::memory::sqlite_manager memory(memories, ania::from_config<ania::memory::manager_options>(cfg));
     const std::vector<ania::tool> tools = ania::memory::make_tools(memory, ania::memory::scope::from(session));
     const auto run_tool = [&](const ania::tool_call& call) {
         for (const ania::tool& t : tools)
@@ -76,7 +76,7 @@ int main(int argc, char** argv) {
         request.insert(request.end(), window.messages().begin(), window.messages().end());
         const std::size_t turn_start = request.size();
         // memory.auto_inject: relevant memories go into this request only (SPEC §2), never into history.
-        const std::string memories_block = memory.inject_block(ania::memory::scope::from(session), text);
+        const std::string memories_block = ania::memory::inject_block(memory, ania::memory::scope::from(session), text);
         request.push_back(ania::message::user(memories_block.empty() ? text : memories_block + "\n\n" + text));
         if (!memories_block.empty()) std::printf("  [inject]  %zu runes of memories, for this request only\n",
                                                  ania::text::rune_count(memories_block));

@@ -8,7 +8,7 @@
 namespace {
 struct harness {
     ania::memory::ram_backend backend;
-    ania::memory::memory_manager<> manager;
+    ania::memory::manager manager;
     std::vector<ania::tool> tools;
     harness() : manager(backend, [] {
                     ania::memory::manager_options o;

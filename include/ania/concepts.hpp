@@ -1,5 +1,10 @@
 // ania/concepts.hpp -- the policy contracts: every concept a part of ania is written against.
 // SPDX-License-Identifier: MIT
+//
+// Each concept has an archetype: the least a type must have to model it (declared, never defined; for
+// static_assert and tests). Every shipped policy and template is checked against them where it is defined,
+// e.g. `static_assert(history_store<background_writer<history_store_archetype>>)`. The contracts of long-term
+// memory are in <ania/memory/concepts.hpp>, included here.
 #pragma once
 
 #include <concepts>
@@ -10,6 +15,9 @@
 #include <string_view>
 #include <vector>
 
+#include <boost/hana/concept/struct.hpp>
+
+#include <ania/memory/concepts.hpp>
 #include <ania/message.hpp>
 #include <ania/usage.hpp>
 
@@ -122,5 +130,42 @@ template <class P>
 concept compressor = requires(P& p, const compress_input& in) {
     { p.compress(in) } -> std::same_as<compression_result>;
 };
+
+/// True for types whose members Hana can enumerate (BOOST_HANA_ADAPT_STRUCT / BOOST_HANA_DEFINE_STRUCT): the
+/// config sections, or a user's own section read by load_config.
+template <class T>
+concept reflectable = boost::hana::Struct<T>::value;
+
+// ---- archetypes ----------------------------------------------------------------------------------------
+
+struct history_store_archetype {
+    std::vector<message> load(std::string_view);
+    void append(std::string_view, std::span<const message>);
+    void replace(std::string_view, std::span<const message>);
+    void clear(std::string_view);
+};
+struct prefix_dropping_store_archetype : history_store_archetype {
+    void drop_front(std::string_view, std::size_t);
+};
+struct token_counter_archetype {
+    std::int64_t count(const message&) const noexcept;
+};
+struct calibrating_token_counter_archetype : token_counter_archetype {
+    void observe(std::int64_t estimated, std::int64_t reported);
+    std::int64_t scale(std::int64_t raw) const;
+};
+struct chat_client_archetype {
+    completion complete(std::span<const message>);
+};
+struct compressor_archetype {
+    compression_result compress(const compress_input&);
+};
+
+static_assert(history_store<history_store_archetype> && !prefix_dropping_store<history_store_archetype>);
+static_assert(prefix_dropping_store<prefix_dropping_store_archetype>);
+static_assert(token_counter<token_counter_archetype> && !calibrating_token_counter<token_counter_archetype>);
+static_assert(calibrating_token_counter<calibrating_token_counter_archetype>);
+static_assert(chat_client<chat_client_archetype>);
+static_assert(compressor<compressor_archetype>);
 
 } // namespace ania

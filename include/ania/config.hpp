@@ -15,8 +15,12 @@
 #include <boost/hana/pair.hpp>
 #include <boost/hana/string.hpp>
 
+#include <ania/concepts.hpp>
+#include <ania/context/window_options.hpp>
+#include <ania/defaults.hpp>
 #include <ania/error.hpp>
 #include <ania/json.hpp>
+#include <ania/memory/options.hpp>
 
 namespace ania {
 
@@ -32,41 +36,41 @@ struct compressor_config {
 /// `session.*` (SPEC §3). 0 disables a limit. Parsed and validated; read by the session cache, which is not
 /// shipped yet.
 struct session_config {
-    std::int64_t max_idle_minutes = 120;  ///< idle eviction
-    std::int64_t max_sessions = 128;      ///< LRU cap on resident sessions
-    std::int64_t group_auto_clear = 30;   ///< consecutive group messages not addressed to the bot
+    std::int64_t max_idle_minutes = defaults::session_max_idle_minutes;  ///< idle eviction
+    std::int64_t max_sessions = defaults::session_max_sessions;     ///< LRU cap on resident sessions
+    std::int64_t group_auto_clear = defaults::session_group_auto_clear;  ///< consecutive group messages not addressed to the bot
 };
 
 /// `memory.*` (SPEC §4).
 struct memory_config {
-    std::int64_t max_entries = 200;        ///< per scope; then memory_save answers "memory full"
-    std::int64_t max_content_runes = 2000; ///< one entry's content is cut to this many code points
+    std::int64_t max_entries = defaults::memory_max_entries;      ///< per scope; then memory_save answers "memory full"
+    std::int64_t max_content_runes = defaults::memory_max_content_runes; ///< one entry's content is cut to this many code points
     /// Prepend relevant memories to the user message. Read by the agent (basic_agent, not yet shipped);
-    /// until then a caller does it with memory_manager::inject_block.
+    /// until then a caller does it with memory::inject_block.
     bool auto_inject = false;
-    std::int64_t inject_entries = 3;       ///< the auto-inject block holds at most this many entries
-    std::int64_t inject_runes = 1500;      ///< ... and about this many runes
+    std::int64_t inject_entries = defaults::memory_inject_entries;     ///< the auto-inject block holds at most this many entries
+    std::int64_t inject_runes = defaults::memory_inject_runes;     ///< ... and about this many runes
     /// The near-duplicate threshold; absent (null): the similarity policy's own, 0.55 for the spec's Dice.
     std::optional<double> near_duplicate_threshold;
     /// Exact duplicates: false = white space folded only (the spec); true = also full-width forms and case.
     bool fold_case_and_width = false;
-    std::int64_t max_user_id_runes = 128;  ///< a longer user_id is cut
-    std::int64_t max_tags = 16;            ///< tags past this many are dropped
-    std::int64_t max_tag_runes = 64;       ///< a longer tag is cut
+    std::int64_t max_user_id_runes = defaults::memory_max_user_id_runes;  ///< a longer user_id is cut
+    std::int64_t max_tags = defaults::memory_max_tags;          ///< tags past this many are dropped
+    std::int64_t max_tag_runes = defaults::memory_max_tag_runes;      ///< a longer tag is cut
 };
 
 /// `ocr.*` (SPEC §5): the fallback vision model when the main one is not multimodal. The original's
 /// default is SiliconFlow's Qwen3-VL; the key must still be given. Parsed; no shipped part reads it yet.
 struct ocr_config {
-    std::string base_url = "https://api.siliconflow.cn/v1";
+    std::string base_url{defaults::ocr_base_url};
     std::string api_key;
-    std::string model = "Qwen/Qwen3-VL-32B-Instruct";
+    std::string model{defaults::ocr_model};
 };
 
 /// Every configuration key of SPEC.md with its default. Load with `load_config` / `parse_config`.
 struct config {
-    std::int64_t max_context_tokens = 128000;  ///< <= 0 disables compression
-    double compress_ratio = 0.8;               ///< compress once the context exceeds ratio x max_context_tokens
+    std::int64_t max_context_tokens = defaults::max_context_tokens; ///< <= 0 disables compression
+    double compress_ratio = defaults::compress_ratio;             ///< compress once the context exceeds ratio x max_context_tokens
     compressor_config compressor;
     session_config session;
     memory_config memory;
@@ -86,9 +90,18 @@ BOOST_HANA_ADAPT_STRUCT(ania::config, max_context_tokens, compress_ratio, compre
 
 namespace ania {
 
-/// True for types whose members Hana can enumerate (the config sections above, or a user's own).
-template <class T>
-concept reflectable = boost::hana::Struct<T>::value;
+/// The archetype of `reflectable` (concepts.hpp): one adapted member is enough.
+struct reflectable_archetype {
+    int member;
+};
+
+} // namespace ania
+
+BOOST_HANA_ADAPT_STRUCT(ania::reflectable_archetype, member);
+
+namespace ania {
+
+static_assert(reflectable<reflectable_archetype> && reflectable<config> && !reflectable<int>);
 
 namespace detail {
 
@@ -210,5 +223,39 @@ inline void validate(const config& c) {
 
 /// Every key with its value, in declaration order (what `load_config` reads back unchanged).
 [[nodiscard]] inline json to_json(const config& c) { return detail::write_config_value(c); }
+
+// ---- the parts' options from a configuration ---------------------------------------------------------
+
+/// The options of a part as the configuration says: `from_config<window_options>(cfg)`,
+/// `from_config<memory::manager_options>(cfg)`. Keys the configuration does not have keep the options'
+/// own defaults (which are the configuration's: see defaults.hpp).
+template <class Options>
+[[nodiscard]] Options from_config(const config& c) = delete;
+
+/// max_context_tokens, compress_ratio.
+template <>
+[[nodiscard]] inline window_options from_config<window_options>(const config& c) {
+    window_options o;
+    o.max_context_tokens = c.max_context_tokens;
+    o.compress_ratio = c.compress_ratio;
+    return o;
+}
+
+/// memory.*.
+template <>
+[[nodiscard]] inline memory::manager_options from_config<memory::manager_options>(const config& c) {
+    memory::manager_options o;
+    o.max_entries = static_cast<std::size_t>(c.memory.max_entries);
+    o.max_content_runes = static_cast<std::size_t>(c.memory.max_content_runes);
+    o.inject_entries = static_cast<std::size_t>(c.memory.inject_entries);
+    o.inject_runes = static_cast<std::size_t>(c.memory.inject_runes);
+    o.near_duplicate_threshold = c.memory.near_duplicate_threshold;
+    o.exact_fold = c.memory.fold_case_and_width ? memory::exact_duplicate_fold::width_and_case
+                                                : memory::exact_duplicate_fold::white_space;
+    o.max_user_id_runes = static_cast<std::size_t>(c.memory.max_user_id_runes);
+    o.max_tags = static_cast<std::size_t>(c.memory.max_tags);
+    o.max_tag_runes = static_cast<std::size_t>(c.memory.max_tag_runes);
+    return o;
+}
 
 } // namespace ania

@@ -18,7 +18,7 @@ namespace {
 /// A memory manager over RAM that logs nothing.
 struct quiet_memory {
     ania::memory::ram_backend backend;
-    ania::memory::memory_manager<> manager{backend, [] {
+    ania::memory::manager manager{backend, [] {
                                                ania::memory::manager_options o;
                                                o.log = [](ania::log_level, std::string_view) {};
                                                return o;

@@ -15,6 +15,7 @@
 #include <sqlite3.h>
 
 #include <ania/compressor/truncate_oldest_half.hpp>
+#include <ania/config.hpp>
 #include <ania/context/maybe_compress.hpp>
 #include <ania/history/background_writer.hpp>
 #include <ania/history/persist.hpp>
@@ -197,7 +198,7 @@ TEST_CASE("a file locked by another process past busy_timeout at open is opened 
     other.release();
     store.append("s", ania_test::sample_turn("1"));
     CHECK(store.load("s") == ania_test::sample_turn("1"));
-    ania::memory::memory_manager<ania::memory::sqlite_backend> m(memories);
+    ania::memory::sqlite_manager m(memories);
     CHECK(m.save(ania::memory::scope::from("g:1"), "works after the lock").status == ania::memory::save_status::saved);
 }
 
@@ -275,14 +276,14 @@ TEST_CASE("two processes' memory managers on one file: each sees the other's sav
     opt.log = [](ania::log_level, std::string_view) {};
     opt.max_entries = 5;
     sqlite_backend here_backend(path, quiet());
-    memory_manager<sqlite_backend> here(here_backend, opt);
+    sqlite_manager here(here_backend, opt);
     CHECK(here.size(g) == 0);  // loaded (and cached) before the other process writes
     const auto in_child = [&](auto&& body) {
         const pid_t child = fork();
         REQUIRE(child >= 0);
         if (child == 0) {
             sqlite_backend there_backend(path, quiet());
-            memory_manager<sqlite_backend> there(there_backend, opt);
+            sqlite_manager there(there_backend, opt);
             _exit(body(there));
         }
         int status = 0;
@@ -314,7 +315,7 @@ TEST_CASE("two processes' memory managers on one file: each sees the other's sav
     CHECK(here.size(g) == 5);
     // A forget elsewhere is seen too.
     const std::string victim = here.list(g).front().id;
-    CHECK(in_child([&](auto& there) { return there.forget(g, victim) ? 0 : 1; }) == 0);
+    CHECK(in_child([&](auto& there) { return there.forget(g, victim).ok() ? 0 : 1; }) == 0);
     CHECK_FALSE(here.get(g, victim));
     CHECK(here.size(g) == 4);
 }
@@ -339,7 +340,7 @@ TEST_CASE("four processes saving into one scope at the same instant never pass t
             manager_options mo;
             mo.log = [](ania::log_level, std::string_view) {};
             mo.max_entries = 60;
-            memory_manager<sqlite_backend> m(backend, mo);
+            sqlite_manager m(backend, mo);
             (void)m.size(g);  // cached before the race starts
             char c;
             if (read(go[0], &c, 1) != 0) _exit(2);  // all start when the pipe closes

@@ -13,6 +13,7 @@
 #include <set>
 #include <thread>
 
+#include <ania/config.hpp>
 #include <ania/detail/timestamp.hpp>
 
 #include <ania/memory/admin.hpp>
@@ -119,6 +120,15 @@ TEST_CASE("the dedup key is the hash of the normal form", "[memory][tokenize]") 
 }
 
 namespace {
+template <class Tokenizer>
+struct tokenizer_traits : default_memory_traits {
+    using tokenizer = Tokenizer;
+};
+template <class Similarity>
+struct similarity_traits : default_memory_traits {
+    using similarity = Similarity;
+};
+
 /// The reference tokenizer under another type: the manager then indexes through its generic tokenizer path
 /// (the default one is fused into a single pass), and both must give the golden results.
 struct wrapped_reference_tokenizer {
@@ -132,7 +142,7 @@ struct wrapped_reference_tokenizer {
 TEMPLATE_TEST_CASE("near-duplicate checks equal golden/dedup_golden.jsonl", "[memory][golden]", cjk_bigram_tokenizer,
                    wrapped_reference_tokenizer) {
     golden_memories g;
-    memory_manager<ram_backend, no_embedder, TestType> m(g.backend, quiet_options());
+    basic_manager<tokenizer_traits<TestType>> m(g.backend, quiet_options());
     const auto candidates = ania_test::load_lines("candidates");
     std::istringstream golden(ania_test::load_golden("dedup_golden.jsonl"));
     std::string line;
@@ -157,7 +167,7 @@ TEMPLATE_TEST_CASE("near-duplicate checks equal golden/dedup_golden.jsonl", "[me
 TEMPLATE_TEST_CASE("keyword search equals golden/search_golden.jsonl", "[memory][golden]", cjk_bigram_tokenizer,
                    wrapped_reference_tokenizer) {
     golden_memories g;
-    memory_manager<ram_backend, no_embedder, TestType> m(g.backend, quiet_options());
+    basic_manager<tokenizer_traits<TestType>> m(g.backend, quiet_options());
     const auto queries = ania_test::load_lines("queries");
     std::istringstream golden(ania_test::load_golden("search_golden.jsonl"));
     std::string line;
@@ -202,7 +212,17 @@ struct scripted_embedder {
 };
 static_assert(embedder<scripted_embedder>);
 
-using plain_manager = memory_manager<ram_backend, no_embedder, cjk_bigram_tokenizer, manual_clock>;
+struct manual_clock_traits : default_memory_traits {
+    using clock = manual_clock;
+};
+using plain_manager = basic_manager<manual_clock_traits>;
+struct scripted_traits : manual_clock_traits {
+    using embedder = scripted_embedder;
+};
+struct sqlite_scripted_traits : default_memory_traits {
+    using backend = sqlite_backend;
+    using embedder = scripted_embedder;
+};
 
 const scope g1 = scope::from("g:1");
 const scope g2 = scope::from("g:2");
@@ -272,9 +292,9 @@ TEST_CASE("save: width_and_case folding (opt-in) also folds case and full-width 
     }
     CHECK(m.list(g1).size() == 1);
     // The configuration key selects it.
-    CHECK(manager_options::from(ania::parse_config(R"({"memory":{"fold_case_and_width":true}})")).exact_fold ==
+    CHECK(ania::from_config<manager_options>(ania::parse_config(R"({"memory":{"fold_case_and_width":true}})")).exact_fold ==
           exact_duplicate_fold::width_and_case);
-    CHECK(manager_options::from(ania::config{}).exact_fold == exact_duplicate_fold::white_space);
+    CHECK(ania::from_config<manager_options>(ania::config{}).exact_fold == exact_duplicate_fold::white_space);
 }
 
 TEST_CASE("save: a near duplicate is written and reported with the similar entries", "[memory][save]") {
@@ -330,7 +350,7 @@ TEST_CASE("save: id collisions are retried, never overwritten", "[memory][save]"
 TEST_CASE("update: absent fields kept, empty ones cleared, content change re-embeds, created_at kept", "[memory][update]") {
     ram_backend b;
     scripted_embedder emb;
-    memory_manager<ram_backend, scripted_embedder, cjk_bigram_tokenizer, manual_clock> m(b, quiet_options(), emb);
+    basic_manager<scripted_traits> m(b, quiet_options(), {.embedder = emb});
     const auto saved = m.save(g1, "Bob plays chess", "qq:1", {"hobby", "game"}).saved;
     REQUIRE_FALSE(saved.embedding.empty());
     auto r = m.update(g1, saved.id, std::nullopt, std::nullopt, std::nullopt);
@@ -360,7 +380,7 @@ TEST_CASE("update: absent fields kept, empty ones cleared, content change re-emb
 TEST_CASE("search: everything newest first without a query; scored, filtered, limited with one", "[memory][search]") {
     ram_backend b;
     manual_clock clock;
-    plain_manager m(b, quiet_options(), {}, {}, clock);
+    plain_manager m(b, quiet_options(), {.clock = clock});
     const auto a = m.save(g1, "Carol likes coffee", "", {"drink"}).saved;
     const auto c = m.save(g1, "Dave likes tea").saved;
     const auto d = m.save(g1, "Coffee machine is broken", "", {"office", "coffee"}).saved;
@@ -463,7 +483,7 @@ TEMPLATE_TEST_CASE("the index equals a naive reference on random text (property)
             b.insert(g1, e);
             stored.push_back(e);
         }
-        memory_manager<ram_backend, no_embedder, TestType> m(b, quiet_options());
+        basic_manager<tokenizer_traits<TestType>> m(b, quiet_options());
         const auto token_set = [](std::string_view t) {
             const auto v = tokenize(t);
             return std::set<std::string>(v.begin(), v.end());
@@ -509,7 +529,7 @@ TEMPLATE_TEST_CASE("the index equals a naive reference on random text (property)
 TEST_CASE("embeddings: a bonus when present, keywords only when the embedder fails, backfilled later", "[memory][embed]") {
     ram_backend b;
     scripted_embedder emb;
-    memory_manager<ram_backend, scripted_embedder, cjk_bigram_tokenizer, manual_clock> m(b, quiet_options(), emb);
+    basic_manager<scripted_traits> m(b, quiet_options(), {.embedder = emb});
     *emb.available = false;
     const auto r = m.save(g1, "Erin uses vim");
     REQUIRE(r.status == save_status::saved);  // silently keyword-only
@@ -531,7 +551,7 @@ TEST_CASE("embeddings: a bonus when present, keywords only when the embedder fai
 TEST_CASE("the background backfill embeds a backlog a few entries per round", "[memory][embed]") {
     ram_backend b;
     scripted_embedder emb;
-    memory_manager<ram_backend, scripted_embedder, cjk_bigram_tokenizer, manual_clock> m(b, quiet_options(), emb);
+    basic_manager<scripted_traits> m(b, quiet_options(), {.embedder = emb});
     *emb.available = false;
     for (int i = 0; i < 7; ++i) m.save(g1, "entry without vector " + std::to_string(i * 1009));
     *emb.available = true;
@@ -545,14 +565,14 @@ TEST_CASE("the background backfill embeds a backlog a few entries per round", "[
 }
 
 TEST_CASE("manager options come from the configuration", "[memory][config]") {
-    const auto o = manager_options::from(ania::parse_config(
+    const auto o = ania::from_config<manager_options>(ania::parse_config(
         R"({"memory":{"max_entries":50,"max_content_runes":100,"inject_entries":4,"inject_runes":900,"near_duplicate_threshold":0.7}})"));
     CHECK(o.max_entries == 50);
     CHECK(o.max_content_runes == 100);
     CHECK(o.inject_entries == 4);
     CHECK(o.inject_runes == 900);
     CHECK(o.near_duplicate_threshold == 0.7);
-    const auto d = manager_options::from(ania::config{});
+    const auto d = ania::from_config<manager_options>(ania::config{});
     CHECK(d.max_entries == 200);
     CHECK(d.inject_entries == 3);
     CHECK(d.inject_runes == 1500);
@@ -606,6 +626,9 @@ struct fixed_embedder {
         return it == vectors->end() ? std::vector<float>{0.0f, 1.0f} : it->second;
     }
 };
+struct fixed_embedder_traits : manual_clock_traits {
+    using embedder = fixed_embedder;
+};
 } // namespace
 
 TEST_CASE("embeddings: the semantic bonus is floor(cosine x 40) when the cosine is positive, never a penalty", "[memory][embed]") {
@@ -618,7 +641,7 @@ TEST_CASE("embeddings: the semantic bonus is floor(cosine x 40) when the cosine 
     v["Gina plays go"] = {0.01f, 0.99995f};     // no keyword, cosine 0.01: floor(0.4) = 0, dropped
     v["Hank likes chess"] = {-0.9f, 0.43589f};  // no keyword, negative cosine: dropped
     v["Ivy writes vim plugins"] = {0.6f, 0.8f};   // keyword and cosine 0.6: 10 + 24
-    memory_manager<ram_backend, fixed_embedder, cjk_bigram_tokenizer, manual_clock> m(b, quiet_options(), emb);
+    basic_manager<fixed_embedder_traits> m(b, quiet_options(), {.embedder = emb});
     for (const char* t : {"Erin uses vim", "Frank likes emacs", "Gina plays go", "Hank likes chess", "Ivy writes vim plugins"})
         REQUIRE(m.save(g1, t).status == save_status::saved);
     const auto hits = m.search(g1, "vim");
@@ -643,13 +666,22 @@ TEST_CASE("auto-inject: at most 3 entries even when more fit the rune budget; bo
     CHECK(lines_of(m.inject_block(g1, "咖啡?")) == 3);
     ram_backend b2;
     plain_manager five(b2, [] {
-        auto o = manager_options::from(ania::parse_config(R"({"memory":{"inject_entries":5,"inject_runes":4000}})"));
+        auto o = ania::from_config<manager_options>(ania::parse_config(R"({"memory":{"inject_entries":5,"inject_runes":4000}})"));
         o.log = [](ania::log_level, std::string_view) {};
         return o;
     }());
     CHECK(five.options().inject_runes == 4000);
     for (int i = 0; i < 6; ++i) five.save(g1, "咖啡 fact " + std::to_string(i));
-    CHECK(lines_of(five.inject_block(g1, "咖啡?")) == 5);
+    CHECK(lines_of(inject_block(five, g1, "咖啡?")) == 5);
+    ram_backend b3;
+    plain_manager none(b3, [] {  // memory.inject_entries 0: nothing, not "no limit"
+        auto o = ania::from_config<manager_options>(ania::parse_config(R"({"memory":{"inject_entries":0}})"));
+        o.log = [](ania::log_level, std::string_view) {};
+        return o;
+    }());
+    none.save(g1, "咖啡 fact");
+    CHECK(none.search(g1, "咖啡").size() == 1);
+    CHECK(inject_block(none, g1, "咖啡?").empty());
 }
 
 TEST_CASE("auto-inject: long entries are cut to about 1500 runes, under a header that asks for corrections", "[memory][inject]") {
@@ -657,7 +689,7 @@ TEST_CASE("auto-inject: long entries are cut to about 1500 runes, under a header
     plain_manager m(b, quiet_options());
     for (int i = 0; i < 6; ++i) m.save(g1, "咖啡 fact " + std::to_string(i) + " " + std::string(900, static_cast<char>('a' + i)));
     const std::string block = m.inject_block(g1, std::string(5000, 'x') + " 咖啡?");
-    CHECK(block.rfind(std::string(plain_manager::default_inject_header), 0) == 0);
+    CHECK(block.rfind(std::string(default_inject_header), 0) == 0);
     CHECK(block.find("memory_update") != std::string::npos);
     std::size_t lines = 0;
     for (std::size_t at = block.find("\n- ["); at != std::string::npos; at = block.find("\n- [", at + 1)) ++lines;
@@ -752,7 +784,7 @@ TEST_CASE("bad input: invalid UTF-8, 1 MB content, hostile tags and ids", "[memo
     r = m.save(g1, "tags that look like paths", "", {"../../etc/passwd", "'; DROP TABLE ania_memory; --"});
     CHECK(m.get(g1, r.saved.id)->tags.at(1) == "'; DROP TABLE ania_memory; --");
     CHECK_FALSE(m.get(g1, "../../x"));
-    CHECK_FALSE(m.forget(g1, "' OR '1'='1"));
+    CHECK(m.forget(g1, "' OR '1'='1").status == forget_status::not_found);
     CHECK(m.list(g1).size() == 3);
 }
 
@@ -795,13 +827,13 @@ TEST_CASE("sqlite backend: the exact columns, persisted across reopen, fixed-wid
         sqlite_backend b(path);
         REQUIRE(b.enabled());
         scripted_embedder emb;
-        memory_manager<sqlite_backend, scripted_embedder> m(b, quiet_options(), emb);
+        basic_manager<sqlite_scripted_traits> m(b, quiet_options(), {.embedder = emb});
         id = m.save(g1, "Heidi speaks 日本語", "qq:3", {"lang", "日本"}).saved.id;
         m.save(g1, "second");
         m.save(g2, "other scope");
     }
     sqlite_backend b(path);
-    memory_manager<sqlite_backend> m(b, quiet_options());
+    sqlite_manager m(b, quiet_options());
     const auto all = m.list(g1);
     REQUIRE(all.size() == 2);
     CHECK(all[0].id == id);
@@ -837,7 +869,7 @@ TEST_CASE("sqlite backend: an unusable database disables memory as a whole", "[m
     CHECK_FALSE(b.enabled());
     REQUIRE_FALSE(logged.empty());
     CHECK(logged[0].find("DISABLED") != std::string::npos);
-    memory_manager<sqlite_backend> m(b, quiet_options());
+    sqlite_manager m(b, quiet_options());
     CHECK_FALSE(m.enabled());
     CHECK(make_tools(m, g1).empty());  // no tools registered
     CHECK(m.save(g1, "x").status == save_status::disabled);
@@ -856,7 +888,7 @@ struct quality {
 template <class Similarity>
 quality measure(Similarity sim) {
     golden_memories g;
-    memory_manager<ram_backend, no_embedder, cjk_bigram_tokenizer, system_wall_clock, Similarity> m(g.backend, quiet_options(), {}, {}, {}, sim);
+    basic_manager<similarity_traits<Similarity>> m(g.backend, quiet_options(), {.similarity = sim});
     quality q;
     for (const auto& line : ania_test::load_lines("candidates")) {
         const json c = ania::parse_json(line);
@@ -946,7 +978,7 @@ TEST_CASE("hostile tool arguments: user ids, tags and echoed ids are capped, con
     CHECK(u.updated.user_id == "01234567");
     CHECK(u.updated.tags == std::vector<std::string>{"1", "2"});
     // The configuration sets them.
-    const auto c = manager_options::from(ania::parse_config(R"({"memory":{"max_user_id_runes":5,"max_tags":1,"max_tag_runes":3}})"));
+    const auto c = ania::from_config<manager_options>(ania::parse_config(R"({"memory":{"max_user_id_runes":5,"max_tags":1,"max_tag_runes":3}})"));
     CHECK(c.max_user_id_runes == 5);
     CHECK(c.max_tags == 1);
     CHECK(c.max_tag_runes == 3);
@@ -989,7 +1021,7 @@ struct gated_tokenizer {
 TEST_CASE("a slow search in one scope does not block the other scopes", "[memory][threads]") {
     ram_backend b;
     gated_tokenizer tok;
-    memory_manager<ram_backend, no_embedder, gated_tokenizer> m(b, quiet_options(), {}, tok);
+    basic_manager<tokenizer_traits<gated_tokenizer>> m(b, quiet_options(), {.tokenizer = tok});
     REQUIRE(m.save(g1, "one fact").status == save_status::saved);
     std::thread slow([&] { (void)m.search(g1, "blockhere"); });
     while (!*tok.inside) std::this_thread::sleep_for(std::chrono::milliseconds(1));

@@ -324,7 +324,7 @@ TEST_CASE("faults: a memory write that fails with an I/O error is reported as st
     REQUIRE(backend.enabled());
     manager_options mo;
     mo.log = [](ania::log_level, std::string_view) {};
-    memory_manager<sqlite_backend> m(backend, mo);
+    sqlite_manager m(backend, mo);
     const scope g = scope::from("g:3");
     REQUIRE(m.save(g, "before the fault").status == save_status::saved);
     ania_test::faults().arm_write(0, SQLITE_IOERR_WRITE);

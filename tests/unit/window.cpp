@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include <ania/config.hpp>
 #include <ania/context/token_counter.hpp>
 #include <ania/context/token_window.hpp>
 #include <ania/json.hpp>
@@ -189,7 +190,7 @@ TEST_CASE("max_context_tokens <= 0 disables compression", "[window]") {
         CHECK(w.threshold() == -1);
         CHECK_FALSE(w.compression_due());
     }
-    const auto opt = ania::window_options::from(ania::parse_config(R"({"max_context_tokens":64000,"compress_ratio":0.5})"));
+    const auto opt = ania::from_config<ania::window_options>(ania::parse_config(R"({"max_context_tokens":64000,"compress_ratio":0.5})"));
     CHECK(opt.max_context_tokens == 64000);
     CHECK(opt.compress_ratio == 0.5);
 }

@@ -63,6 +63,6 @@ struct budget_trim {
     }
 };
 
-static_assert(compressor<budget_trim<>>);
+static_assert(compressor<budget_trim<>> && compressor<budget_trim<token_counter_archetype>>);
 
 } // namespace ania

@@ -23,5 +23,6 @@ public:
     default_compressor(Client main, Client compression, summary_options opt = {})
         : base(llm_summary<Client>(std::move(main), std::move(compression), std::move(opt))) {}
 };
+static_assert(compressor<default_compressor<chat_client_archetype>>);
 
 } // namespace ania

@@ -219,4 +219,6 @@ private:
     summary_options opt_;
 };
 
+static_assert(compressor<llm_summary<chat_client_archetype>>);
+
 } // namespace ania

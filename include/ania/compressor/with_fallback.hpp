@@ -33,5 +33,6 @@ private:
     Primary primary_;
     Fallback fallback_;
 };
+static_assert(compressor<with_fallback<compressor_archetype, compressor_archetype>>);
 
 } // namespace ania

@@ -211,5 +211,6 @@ void append_prefix_counts(std::span<const message> ms, const C& c, std::vector<s
 static_assert(token_counter<char_class_counter>);
 static_assert(token_counter<half_char_counter>);
 static_assert(calibrating_token_counter<calibrated_counter<>>);
+static_assert(calibrating_token_counter<calibrated_counter<token_counter_archetype>>);
 
 } // namespace ania

@@ -10,25 +10,12 @@
 #include <vector>
 
 #include <ania/concepts.hpp>
-#include <ania/config.hpp>
 #include <ania/context/token_counter.hpp>
+#include <ania/context/window_options.hpp>
 #include <ania/message.hpp>
 #include <ania/usage.hpp>
 
 namespace ania {
-
-/// When compression is due and when it is checked.
-struct window_options {
-    std::int64_t max_context_tokens = 128000;  ///< <= 0 disables compression
-    double compress_ratio = 0.8;               ///< due once the context exceeds ratio x max_context_tokens
-    /// The spec checks before the next round only; true also checks before every LLM call inside a tool
-    /// loop, so that one long tool loop cannot overflow the context within a single turn.
-    bool check_inside_tool_loop = false;
-
-    [[nodiscard]] static window_options from(const config& c) {
-        return {c.max_context_tokens, c.compress_ratio, false};
-    }
-};
 
 /// The history of one conversation with its token accounting. Counts are computed once per message, when it
 /// enters, and kept as prefix sums, so budget questions are binary searches. Dropping the oldest messages

@@ -208,7 +208,6 @@ private:
 
     S& store_;
     background_writer_options opt_;
-    // (static_assert(history_store<background_writer>) is in the test: the class is incomplete here.)
     mutable std::mutex mutex_;
     std::condition_variable wake_worker_, space_, idle_;
     std::deque<job> queue_;
@@ -217,5 +216,9 @@ private:
     bool stopping_ = false;
     std::thread worker_;  // last: starts after every other member exists
 };
+
+static_assert(history_store<background_writer<history_store_archetype>>);
+static_assert(!prefix_dropping_store<background_writer<history_store_archetype>>);
+static_assert(prefix_dropping_store<background_writer<prefix_dropping_store_archetype>>);
 
 } // namespace ania

@@ -52,8 +52,13 @@ public:
         }
     }
     void remove(std::string_view scope_text, std::string_view id) {
-        if (!m_.forget(scope::from(scope_text), id))
-            throw error(errc::not_found, "memory " + text::quote_for_message(id) + " not found");
+        const forget_result r = m_.forget(scope::from(scope_text), id);
+        switch (r.status) {
+        case forget_status::forgotten: return;
+        case forget_status::not_found: throw error(errc::not_found, "memory " + text::quote_for_message(id) + " not found");
+        case forget_status::disabled: throw error(errc::store_error, "memory is disabled");
+        default: throw error(errc::store_error, r.error);
+        }
     }
 
 private:

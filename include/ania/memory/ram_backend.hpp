@@ -10,6 +10,7 @@
 #include <vector>
 
 #include <ania/error.hpp>
+#include <ania/memory/concepts.hpp>
 #include <ania/memory/entry.hpp>
 
 namespace ania::memory {

@@ -7,22 +7,9 @@
 #include <cstddef>
 #include <type_traits>
 
-namespace ania::memory {
+#include <ania/memory/concepts.hpp>
 
-/// A near-duplicate policy. The memory manager computes, over token sets, the weighted intersection I and the
-/// weights W(A), W(B) of the candidate and of each stored entry, with `weight(df, n)` per token (df: entries
-/// of the scope holding it, n: entries in the scope), and calls `score(I, W(A), W(B), numbers_differ)`; an
-/// entry is a near duplicate when the score reaches `threshold`. `numbers_differ` is true when both texts
-/// contain numbers and their sets of numeric tokens differ.
-/// `P::weighted` (a constant) says whether `weight` varies: false lets the manager count the intersection
-/// with integers instead of summing weights.
-template <class P>
-concept similarity_policy = requires(const P& p, std::size_t df, std::size_t n, double x, bool b) {
-    { p.threshold } -> std::convertible_to<double>;
-    { p.weight(df, n) } -> std::convertible_to<double>;
-    { p.score(x, x, x, b) } -> std::convertible_to<double>;
-    { std::bool_constant<P::weighted>{} };
-};
+namespace ania::memory {
 
 /// SPEC §4: the Dice coefficient of the token sets, 2|A∩B| / (|A| + |B|), threshold 0.55.
 struct dice_similarity {

@@ -12,7 +12,9 @@
 
 #include <ania/json.hpp>
 #include <ania/log.hpp>
+#include <ania/memory/concepts.hpp>
 #include <ania/memory/entry.hpp>
+#include <ania/memory/traits.hpp>
 #include <ania/store/sqlite_store.hpp>
 
 namespace ania::memory {
@@ -263,5 +265,11 @@ private:
 };
 
 static_assert(versioned_memory_backend<sqlite_backend>);
+
+/// The spec's memory on the embedded SQLite default.
+struct sqlite_memory_traits : default_memory_traits {
+    using backend = sqlite_backend;
+};
+using sqlite_manager = basic_manager<sqlite_memory_traits>;  // memory/manager.hpp
 
 } // namespace ania::memory

@@ -9,6 +9,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include <ania/memory/concepts.hpp>
 #include <ania/text/utf8.hpp>
 
 namespace ania::memory {
@@ -219,30 +220,15 @@ void for_each_token(std::string_view s, Emit&& emit) {
     for_each_token_lowered(low, emit);
 }
 
-/// A tokenizer policy for memory: called with lower-cased text, emits string_views into it (repeats allowed;
-/// keyword search relies on every token being a substring of that text).
-namespace detail {
-/// What the manager hands a tokenizer: a lambda, i.e. a class type callable with one std::string_view. A
-/// tokenizer checked against a function pointer instead would pass the concept and fail inside the manager.
-struct token_sink_archetype {
-    token_sink_archetype() = delete;
-    void operator()(std::string_view) const;
-};
-} // namespace detail
-
-template <class T>
-concept memory_tokenizer = requires(const T& t, std::string_view lowered, detail::token_sink_archetype& emit) {
-    t(lowered, emit);
-};
-
 /// The reference tokenizer (see for_each_token): words, CJK bigrams, single runes of short CJK runs.
 struct cjk_bigram_tokenizer {
+    static constexpr bool cjk_bigram_tokens = true;  ///< see cjk_bigram_compatible: the manager's fused path
     template <class Emit>
     void operator()(std::string_view lowered, Emit&& emit) const {
         for_each_token_lowered(lowered, emit);
     }
 };
-static_assert(memory_tokenizer<cjk_bigram_tokenizer>);
+static_assert(cjk_bigram_compatible<cjk_bigram_tokenizer>);
 
 /// The token set of `s`, in first-occurrence order.
 [[nodiscard]] inline std::vector<std::string> tokenize(std::string_view s) {

@@ -223,8 +223,12 @@ template <class Manager>
                      guard([&manager, s, shared](const json& a) {
                          const auto id = detail::opt_string(a, "id");
                          if (!id) throw detail::bad_arguments("id is required");
-                         return manager.forget(s, *id) ? detail::fill(shared->forgotten, {{"id", text::quote_for_message(*id)}})
-                                                       : detail::fill(shared->not_found, {{"id", text::quote_for_message(*id)}});
+                         const forget_result r = manager.forget(s, *id);
+                         switch (r.status) {
+                         case forget_status::forgotten: return detail::fill(shared->forgotten, {{"id", text::quote_for_message(*id)}});
+                         case forget_status::not_found: return detail::fill(shared->not_found, {{"id", text::quote_for_message(*id)}});
+                         default: return detail::fill(shared->failed, {{"error", r.error.empty() ? "memory disabled" : r.error}});
+                         }
                      })});
     return tools;
 }

@@ -85,6 +85,11 @@ namespace detail {
     return find_invalid_utf8(s) == std::string_view::npos;
 }
 
+/// The length of the UTF-8 encoding of `cp` (a scalar value).
+[[nodiscard]] constexpr std::size_t utf8_length(char32_t cp) noexcept {
+    return cp < 0x80 ? 1 : cp < 0x800 ? 2 : cp < 0x10000 ? 3 : 4;
+}
+
 /// Writes the UTF-8 encoding of `cp` (a scalar value) to out[0..3]; returns how many bytes it wrote.
 constexpr std::size_t encode_utf8(char32_t cp, char* out) noexcept {
     if (cp < 0x80) {

@@ -1,0 +1,36 @@
+// ania/defaults.hpp -- every default of the spec's configuration, written once.
+// SPDX-License-Identifier: MIT
+//
+// config.hpp (what a configuration file leaves out) and the options structs of the parts (what a caller who
+// builds one by hand gets) both take their defaults from here, so the two cannot drift apart.
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+
+namespace ania::defaults {
+
+// SPEC §1: the context window.
+inline constexpr std::int64_t max_context_tokens = 128000;  ///< <= 0 disables compression
+inline constexpr double compress_ratio = 0.8;               ///< compress once the context exceeds ratio x max
+
+// SPEC §3: sessions (0 disables a limit).
+inline constexpr std::int64_t session_max_idle_minutes = 120;
+inline constexpr std::int64_t session_max_sessions = 128;
+inline constexpr std::int64_t session_group_auto_clear = 30;
+
+// SPEC §4: long-term memory.
+inline constexpr std::int64_t memory_max_entries = 200;         ///< per scope
+inline constexpr std::int64_t memory_max_content_runes = 2000;  ///< one entry's content
+inline constexpr std::int64_t memory_inject_entries = 3;
+inline constexpr std::int64_t memory_inject_runes = 1500;
+inline constexpr std::int64_t memory_max_user_id_runes = 128;
+inline constexpr std::int64_t memory_max_tags = 16;
+inline constexpr std::int64_t memory_max_tag_runes = 64;
+inline constexpr std::int64_t memory_max_query_runes = 2000;
+
+// SPEC §5: the fallback vision model (the original's: SiliconFlow's Qwen3-VL).
+inline constexpr std::string_view ocr_base_url = "https://api.siliconflow.cn/v1";
+inline constexpr std::string_view ocr_model = "Qwen/Qwen3-VL-32B-Instruct";
+
+} // namespace ania::defaults
