@@ -7,6 +7,7 @@ packages=(
   meson ninja-build pkgconf cmake g++ clang python3
   libboost1.81-dev nlohmann-json3-dev catch2 libsqlite3-dev sqlite3 libbenchmark-dev zlib1g-dev
   libclang-rt-14-dev gcovr
+  libicu-dev   # tests only: the generated Unicode tables are checked against ICU
 )
 
 missing=()

@@ -395,7 +395,7 @@ struct indexed_entry {
     //   numbers          ids of the all-digit tokens, sorted.
     std::vector<std::uint32_t> ids;
     std::uint32_t token_end = 0, contains_end = 0, tag_contains_end = 0;
-    std::string lowered;                 // content, lower-cased (same length: see lower)
+    std::string lowered;                 // content, lower-cased (see lower)
     std::vector<std::string> lowered_tags;
     std::uint64_t dedup = 0;             // dedup_key(content, fold): exact duplicates, confirmed on a match
     pair_filter content_pairs, tag_pairs;  // byte pairs inside word runs (see pair_filter)

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include <ania/memory/concepts.hpp>
+#include <ania/text/unicode.hpp>
 #include <ania/text/utf8.hpp>
 
 namespace ania::memory {
@@ -21,44 +22,15 @@ namespace ania::memory {
            (c >= 0xAC00 && c <= 0xD7AF) || (c >= 0xF900 && c <= 0xFAFF) || (c >= 0x20000 && c <= 0x2FA1F);
 }
 
-/// Letters and decimal digits outside CJK. ASCII exactly; beyond it every rune that is not in a block of
-/// punctuation, symbols, marks, white space or private use (a table-free approximation of Unicode's L/Nd
-/// categories that is exact on the shared data set and on Latin, Greek, Cyrillic and full-width text).
-[[nodiscard]] constexpr bool is_word_rune(char32_t c) noexcept {
-    if (c < 0x80) return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
-    if (c <= 0xBF || c == 0xD7 || c == 0xF7) return false;                 // Latin-1 punctuation and symbols
-    if (c >= 0x0300 && c <= 0x036F) return false;                          // combining marks
-    if (c >= 0x2000 && c <= 0x2BFF) return false;                          // punctuation, symbols, arrows, math, boxes
-    if (c >= 0x3000 && c <= 0x303F) return false;                          // CJK symbols and punctuation
-    if (c >= 0xE000 && c <= 0xF8FF) return false;                          // private use
-    if (c >= 0xFE00 && c <= 0xFE6F) return false;                          // variation selectors, compatibility forms
-    if (c >= 0xFF00 && c <= 0xFF0F) return false;                          // full-width punctuation ...
-    if (c >= 0xFF1A && c <= 0xFF20) return false;
-    if (c >= 0xFF3B && c <= 0xFF40) return false;
-    if (c >= 0xFF5B && c <= 0xFF65) return false;
-    if (c >= 0xFFF0) return c >= 0x10000 && !(c >= 0x1F000 && c <= 0x1FAFF);  // specials; emoji and pictographs
-    return !text::is_space(c);
-}
+/// A word rune (SPEC §4 tokenizer): a letter or a decimal digit (Unicode L* and Nd; CJK runes are told
+/// apart by is_cjk first).
+[[nodiscard]] constexpr bool is_word_rune(char32_t c) noexcept { return text::is_letter_or_digit(c); }
 
-/// Simple lower-casing: ASCII, Latin-1, Latin Extended-A, Greek, Cyrillic and full-width Latin.
-[[nodiscard]] constexpr char32_t to_lower(char32_t c) noexcept {
-    if (c < 0x80) return (c >= 'A' && c <= 'Z') ? c + 32 : c;
-    if ((c >= 0xC0 && c <= 0xDE && c != 0xD7)) return c + 32;
-    if (c >= 0x0100 && c <= 0x017F && c != 0x0130 && c != 0x0131 && c != 0x0138 && c != 0x0149 && c != 0x017F) {
-        // pairs: even upper / odd lower, except 0139-0148 and 0179-017E where odd is upper
-        const bool odd_upper = (c >= 0x0139 && c <= 0x0148) || (c >= 0x0179 && c <= 0x017E);
-        if (odd_upper) return (c % 2 == 1) ? c + 1 : c;
-        return (c % 2 == 0) ? c + 1 : c;
-    }
-    if (c >= 0x0391 && c <= 0x03A9 && c != 0x03A2) return c + 32;
-    if (c >= 0x0410 && c <= 0x042F) return c + 32;
-    if (c >= 0x0400 && c <= 0x040F) return c + 80;
-    if (c >= 0xFF21 && c <= 0xFF3A) return c + 32;
-    return c;
-}
+/// Unicode's simple lower-case mapping (see text::to_lower).
+[[nodiscard]] constexpr char32_t to_lower(char32_t c) noexcept { return text::to_lower(c); }
 
-/// `s` lower-cased (see to_lower); invalid sequences are kept as they are. Every rune keeps its UTF-8 length,
-/// so the result has the same size and rune boundaries as `s` (indexing lower-cases in place).
+/// `s` lower-cased (see to_lower); invalid sequences are kept as they are. A few mappings change a rune's
+/// UTF-8 length (U+1E9E, U+212A, U+023A...), so the result may differ in size from `s`.
 [[nodiscard]] inline std::string lower(std::string_view s) {
     std::string out;
     out.reserve(s.size());
