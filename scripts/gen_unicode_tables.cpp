@@ -3,6 +3,7 @@
 // test compares the tables with ICU code point by code point, so a stale table fails CI.
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <vector>
 
 #include <unicode/uchar.h>
@@ -60,6 +61,34 @@ int main() {
     for (std::size_t i = 0; i < words.size(); ++i)
         std::printf("%s{0x%X, 0x%X},%s", i % 6 == 0 ? "    " : "", words[i].first, words[i].second, i % 6 == 5 || i + 1 == words.size() ? "\n" : " ");
     std::printf("};\n\n");
+    // The BMP as 256 blocks of 256 bits (two-stage: a block index, then the distinct blocks), for the two
+    // questions asked per rune: is it a word rune, does it have a lower-case mapping. One load each.
+    const auto two_stage = [](const char* name, const char* what, auto pred) {
+        std::vector<std::vector<std::uint32_t>> blocks;
+        std::vector<unsigned> index;
+        for (std::uint32_t b = 0; b < 256; ++b) {
+            std::vector<std::uint32_t> bits(8, 0);
+            for (std::uint32_t k = 0; k < 256; ++k)
+                if (pred(static_cast<UChar32>(b * 256 + k))) bits[k / 32] |= 1u << (k % 32);
+            unsigned at = 0;
+            while (at < blocks.size() && blocks[at] != bits) ++at;
+            if (at == blocks.size()) blocks.push_back(bits);
+            index.push_back(at);
+        }
+        std::printf("/// %s in the BMP: bit (c %% 256) of %s_blocks[%s_index[c / 256]].\n", what, name, name);
+        std::printf("inline constexpr std::uint8_t %s_index[256] = {\n", name);
+        for (std::size_t i = 0; i < index.size(); ++i) std::printf("%s%u,%s", i % 16 == 0 ? "    " : "", index[i], i % 16 == 15 ? "\n" : " ");
+        std::printf("};\ninline constexpr std::uint32_t %s_blocks[][8] = {\n", name);
+        for (const auto& bl : blocks) {
+            std::printf("    {");
+            for (std::size_t k = 0; k < 8; ++k) std::printf("0x%X%s", bl[k], k + 1 < 8 ? ", " : "");
+            std::printf("},\n");
+        }
+        std::printf("};\n\n");
+        if (blocks.size() > 255) { std::fprintf(stderr, "too many blocks\n"); std::exit(1); }
+    };
+    two_stage("word_bmp", "Word runes (letters and decimal digits, ASCII included)", is_word);
+    two_stage("lower_bmp", "Code points with a lower-case mapping", [](UChar32 c) { return u_tolower(c) != c; });
     std::printf("/// Simple lower-case mappings above U+007F as runs {first, last, delta, stride}: every stride-th code\n");
     std::printf("/// point from first to last maps to itself + delta; the others map to themselves. Ascending.\n");
     std::printf("struct lower_run {\n    std::uint32_t first, last;\n    std::int32_t delta;\n    std::uint32_t stride;\n};\n");
