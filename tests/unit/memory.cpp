@@ -857,7 +857,7 @@ TEST_CASE("sqlite backend: an unusable database disables memory as a whole", "[m
     const std::string path = dir.file("garbage.db");
     std::ofstream(path, std::ios::binary) << std::string(8192, 'Z');
     std::vector<std::string> logged;
-    ania::sqlite_store_options opt;
+    sqlite_backend_options opt;
     opt.log = [&](ania::log_level, std::string_view t) { logged.emplace_back(t); };
     sqlite_backend b(path, opt);
     CHECK_FALSE(b.enabled());

@@ -2,6 +2,8 @@
 // failures, a full disk, damaged files, hostile session ids and several processes on one file.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <signal.h>
@@ -318,7 +320,8 @@ TEST_CASE("four processes x 200 appends on one file: contiguous seq, nothing los
 TEST_CASE("faults: a memory write that fails with an I/O error is reported as store_io; the index keeps what the file holds", "[sqlite][faults][memory]") {
     using namespace ania::memory;
     ania_test::temp_dir dir;
-    auto opt = quiet();
+    std::vector<std::string> logged;
+    auto opt = quiet(&logged);
     opt.vfs = ania_test::fault_vfs_name();
     sqlite_backend backend(dir.file("mem.db"), opt);
     REQUIRE(backend.enabled());
@@ -334,6 +337,10 @@ TEST_CASE("faults: a memory write that fails with an I/O error is reported as st
     CHECK(failed.error.find("store_io") != std::string::npos);
     CHECK(m.size(g) == 1);  // the index holds what the file holds
     CHECK(m.save(g, "小明喜欢爬山").status == save_status::saved);  // and the next write works
+    // ... on a new connection: the broken one was closed and the file reopened (detail::sqlite_connection).
+    CHECK(std::count_if(logged.begin(), logged.end(), [](const std::string& l) {
+              return l.find("memory sqlite_backend: reopened") != std::string::npos;
+          }) == 1);
     sqlite_backend again(dir.file("mem.db"), quiet());
     std::vector<std::string> contents;
     for (const auto& e : again.load(g)) contents.push_back(e.content);

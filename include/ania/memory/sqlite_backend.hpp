@@ -15,7 +15,7 @@
 #include <ania/memory/concepts.hpp>
 #include <ania/memory/entry.hpp>
 #include <ania/memory/traits.hpp>
-#include <ania/store/sqlite_store.hpp>
+#include <ania/detail/sqlite.hpp>
 
 namespace ania::memory {
 
@@ -65,134 +65,91 @@ inline std::string decode_columns(std::string_view tags_text, std::string_view e
 }
 } // namespace detail
 
+/// How the memory file is opened: the options every ania SQLite file has (detail/sqlite.hpp).
+using sqlite_backend_options = sqlite_file_options;
+
 /// One row per memory in `ania_memory(scope, id, user_id, content, tags, emb, created_at)`, PRIMARY KEY(scope, id),
 /// and a per-scope version in `ania_memory_version` (see versioned_memory_backend), so several processes
-/// (or managers) can share the file. If the file is unhealthy, read-only or the table cannot be created,
-/// `enabled()` is false (logged): the memory feature is then disabled as a whole, and nothing is written. A
-/// file that is merely busy is opened on first use instead (as sqlite_store). After an I/O error the
-/// connection is reopened by the next call. Thread-safe (one connection behind a mutex).
+/// (or managers) can share the file — also the history store's file. If the file is unhealthy, read-only or
+/// the table cannot be created, `enabled()` is false (logged): the memory feature is then disabled as a
+/// whole, and nothing is written. A file that is merely busy is opened on first use instead. After an I/O
+/// error the connection is reopened by the next call. Thread-safe (one connection behind a mutex).
 class sqlite_backend {
 public:
-    explicit sqlite_backend(std::string path, sqlite_store_options opt = {}) : path_(std::move(path)), opt_(std::move(opt)) {
-        try {
-            db_ = ania::detail::sqlite_open_retrying(path_, opt_, detail::memory_schema);
-            opened_ = true;
-        } catch (const error& e) {
-            if (e.code() == errc::store_busy) {
-                log_to(opt_.log, log_level::warn, "memory: " + path_ + " is busy; it will be opened on first use: " + e.what());
-            } else {
-                disabled_ = true;
-                log_to(opt_.log, log_level::error, "memory: DISABLED, " + path_ + " cannot hold ania_memory: " + e.what());
-            }
-        }
-    }
+    explicit sqlite_backend(std::string path, sqlite_backend_options opt = {})
+        : db_(std::move(path), opt, detail::memory_schema, "memory sqlite_backend") {}
 
     [[nodiscard]] bool enabled() const noexcept {
         std::lock_guard lock(mutex_);
-        return !disabled_;
+        return db_.enabled();
     }
 
     [[nodiscard]] std::vector<entry> load(const scope& s) const {
         std::lock_guard lock(mutex_);
         std::vector<entry> out;
-        if (!ready_locked()) return out;
-        auto st = prepare("SELECT id, user_id, content, tags, emb, created_at FROM ania_memory WHERE scope = ?1 ORDER BY created_at, id");
-        bind(st.get(), 1, s.str());
+        if (!db_.ready()) return out;
+        ania::detail::sqlite_use st(
+            db_.statement("SELECT id, user_id, content, tags, emb, created_at FROM ania_memory WHERE scope = ?1 ORDER BY created_at, id"));
+        bind(st, 1, s.str());
         int rc;
-        while ((rc = sqlite3_step(st.get())) == SQLITE_ROW) {
+        while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
             entry e;
-            e.id = text::repair_utf8(column(st.get(), 0));
-            e.user_id = text::repair_utf8(column(st.get(), 1));
-            e.content = text::repair_utf8(column(st.get(), 2));
-            e.created_at = column(st.get(), 5);
-            if (const std::string bad = detail::decode_columns(column(st.get(), 3), column(st.get(), 4), e); !bad.empty())
-                log_to(opt_.log, log_level::warn, "memory: malformed tags or emb of " + text::quote_for_message(e.id) + " in " +
-                                                      s.str() + " ignored: " + bad);
+            e.id = text::repair_utf8(column(st, 0));
+            e.user_id = text::repair_utf8(column(st, 1));
+            e.content = text::repair_utf8(column(st, 2));
+            e.created_at = column(st, 5);
+            if (const std::string bad = detail::decode_columns(column(st, 3), column(st, 4), e); !bad.empty())
+                log_to(db_.options().log, log_level::warn, "memory: malformed tags or emb of " + text::quote_for_message(e.id) +
+                                                               " in " + s.str() + " ignored: " + bad);
             out.push_back(std::move(e));
         }
-        if (rc != SQLITE_DONE) fail(rc, "load");
+        if (rc != SQLITE_DONE) db_.fail(rc, "load");
         return out;
     }
 
     [[nodiscard]] std::vector<std::string> scopes() const {
         std::lock_guard lock(mutex_);
         std::vector<std::string> out;
-        if (!ready_locked()) return out;
-        auto st = prepare("SELECT DISTINCT scope FROM ania_memory ORDER BY scope");
+        if (!db_.ready()) return out;
+        ania::detail::sqlite_use st(db_.statement("SELECT DISTINCT scope FROM ania_memory ORDER BY scope"));
         int rc;
-        while ((rc = sqlite3_step(st.get())) == SQLITE_ROW) out.push_back(column(st.get(), 0));
-        if (rc != SQLITE_DONE) fail(rc, "scopes");
+        while ((rc = sqlite3_step(st)) == SQLITE_ROW) out.emplace_back(column(st, 0));
+        if (rc != SQLITE_DONE) db_.fail(rc, "scopes");
         return out;
     }
 
     /// The scope's version: 0 for a scope never written.
     [[nodiscard]] std::uint64_t version(const scope& s) const {
         std::lock_guard lock(mutex_);
-        if (!ready_locked()) return 0;
-        auto st = prepare("SELECT version FROM ania_memory_version WHERE scope = ?1");
-        bind(st.get(), 1, s.str());
-        const int rc = sqlite3_step(st.get());
-        if (rc == SQLITE_ROW) return static_cast<std::uint64_t>(sqlite3_column_int64(st.get(), 0));
-        if (rc != SQLITE_DONE) fail(rc, "version");
-        return 0;
+        if (!db_.ready()) return 0;
+        return version_locked(s);
     }
 
     static constexpr const char* insert_sql =
         "INSERT INTO ania_memory(scope, id, user_id, content, tags, emb, created_at) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7)";
+    static constexpr const char* update_sql =
+        "UPDATE ania_memory SET user_id = ?3, content = ?4, tags = ?5, emb = ?6, created_at = ?7 WHERE scope = ?1 AND id = ?2";
+    static constexpr const char* erase_sql = "DELETE FROM ania_memory WHERE scope = ?1 AND id = ?2";
+
     std::uint64_t insert(const scope& s, const entry& e) { return *write(insert_sql, s, &e, e.id, std::nullopt); }
     /// Inserts only if the scope is still at version `expected` (checked inside the write transaction).
     std::optional<std::uint64_t> insert_if(const scope& s, const entry& e, std::uint64_t expected) {
         return write(insert_sql, s, &e, e.id, expected);
     }
-    std::uint64_t update(const scope& s, const entry& e) {
-        return *write("UPDATE ania_memory SET user_id = ?3, content = ?4, tags = ?5, emb = ?6, created_at = ?7 WHERE scope = ?1 AND id = ?2",
-                      s, &e, e.id, std::nullopt);
-    }
-    std::uint64_t erase(const scope& s, std::string_view id) {
-        return *write("DELETE FROM ania_memory WHERE scope = ?1 AND id = ?2", s, nullptr, id, std::nullopt);
-    }
+    std::uint64_t update(const scope& s, const entry& e) { return *write(update_sql, s, &e, e.id, std::nullopt); }
+    std::uint64_t erase(const scope& s, std::string_view id) { return *write(erase_sql, s, nullptr, id, std::nullopt); }
 
 private:
-    /// Opens lazily (busy at construction) and reopens after a connection-breaking error.
-    bool ready_locked() const {
-        if (disabled_) return false;
-        if (db_) return true;
-        try {
-            db_ = ania::detail::sqlite_open_checked(path_, opt_, detail::memory_schema);
-        } catch (const error& e) {
-            if (!opened_ && e.code() != errc::store_busy) {
-                disabled_ = true;
-                log_to(opt_.log, log_level::error, "memory: DISABLED, " + path_ + " cannot hold ania_memory: " + e.what());
-                return false;
-            }
-            throw;
-        }
-        opened_ = true;
-        return true;
-    }
+    static void bind(sqlite3_stmt* st, int i, std::string_view v) noexcept { ania::detail::sqlite_connection::bind_text(st, i, v); }
+    static std::string column(sqlite3_stmt* st, int i) { return std::string(ania::detail::sqlite_connection::column(st, i)); }
 
-    ania::detail::sqlite_stmt prepare(const char* sql) const {
-        sqlite3_stmt* raw = nullptr;
-        const int rc = sqlite3_prepare_v2(db_.get(), sql, -1, &raw, nullptr);
-        if (rc != SQLITE_OK) fail(rc, "prepare");
-        return ania::detail::sqlite_stmt(raw);
-    }
-    static void bind(sqlite3_stmt* st, int i, std::string_view v) {
-        sqlite3_bind_text64(st, i, v.data(), v.size(), SQLITE_TRANSIENT, SQLITE_UTF8);
-    }
-    static std::string column(sqlite3_stmt* st, int i) {
-        const auto* p = static_cast<const char*>(sqlite3_column_blob(st, i));
-        return p ? std::string(p, static_cast<std::size_t>(sqlite3_column_bytes(st, i))) : std::string();
-    }
-    [[noreturn]] void fail(int rc, const char* what) const {
-        std::string text = std::string("memory sqlite_backend: ") + what + " failed: " + (db_ ? sqlite3_errmsg(db_.get()) : "") +
-                           " (" + sqlite3_errstr(rc) + ")";
-        if (ania::detail::sqlite_needs_reopen(rc)) db_.reset();  // the next call reopens
-        throw error(ania::detail::sqlite_errc(rc), text);
-    }
-    void exec_locked(const char* sql) const {
-        const int rc = sqlite3_exec(db_.get(), sql, nullptr, nullptr, nullptr);
-        if (rc != SQLITE_OK) fail(rc, sql);
+    std::uint64_t version_locked(const scope& s) const {
+        ania::detail::sqlite_use st(db_.statement("SELECT version FROM ania_memory_version WHERE scope = ?1"));
+        bind(st, 1, s.str());
+        const int rc = sqlite3_step(st);
+        if (rc == SQLITE_ROW) return static_cast<std::uint64_t>(sqlite3_column_int64(st, 0));
+        if (rc != SQLITE_DONE) db_.fail(rc, "version");
+        return 0;
     }
 
     /// One write and the scope's version bump in one transaction; returns the new version, or nullopt when
@@ -200,7 +157,7 @@ private:
     std::optional<std::uint64_t> write(const char* sql, const scope& s, const entry* e, std::string_view id,
                                        std::optional<std::uint64_t> expected) {
         std::string tags_text, emb_text;
-        if (e) {
+        if (e) {  // outside the lock
             json tags = json::array();
             for (const auto& t : e->tags) tags.push_back(t);
             json emb = json::array();
@@ -209,59 +166,42 @@ private:
             emb_text = emb.dump();
         }
         std::lock_guard lock(mutex_);
-        if (!ready_locked()) return std::uint64_t{0};
-        exec_locked("BEGIN IMMEDIATE");
-        try {
-            if (expected) {
-                auto st = prepare("SELECT version FROM ania_memory_version WHERE scope = ?1");
-                bind(st.get(), 1, s.str());
-                const int rc = sqlite3_step(st.get());
-                if (rc != SQLITE_ROW && rc != SQLITE_DONE) fail(rc, "version");
-                const std::uint64_t now = rc == SQLITE_ROW ? static_cast<std::uint64_t>(sqlite3_column_int64(st.get(), 0)) : 0;
-                if (now != *expected) {
-                    st.reset();
-                    exec_locked("ROLLBACK");
-                    return std::nullopt;
-                }
-            }
-            {
-                auto st = prepare(sql);
-                bind(st.get(), 1, s.str());
-                bind(st.get(), 2, id);
-                if (e) {
-                    bind(st.get(), 3, e->user_id);
-                    bind(st.get(), 4, e->content);
-                    bind(st.get(), 5, tags_text);
-                    bind(st.get(), 6, emb_text);
-                    bind(st.get(), 7, e->created_at);
-                }
-                const int rc = sqlite3_step(st.get());
-                if (rc != SQLITE_DONE) fail(rc, "write");
-                if (e && sqlite3_changes(db_.get()) != 1) throw error(errc::store_error, "memory " + e->id + " not found in " + s.str());
-            }
-            std::uint64_t v = 0;
-            {
-                auto st = prepare("INSERT INTO ania_memory_version(scope, version) VALUES(?1, 1) "
-                                  "ON CONFLICT(scope) DO UPDATE SET version = version + 1 RETURNING version");
-                bind(st.get(), 1, s.str());
-                const int rc = sqlite3_step(st.get());
-                if (rc != SQLITE_ROW) fail(rc, "version");
-                v = static_cast<std::uint64_t>(sqlite3_column_int64(st.get(), 0));
-            }
-            exec_locked("COMMIT");
-            return v;
-        } catch (...) {
-            if (db_ && !sqlite3_get_autocommit(db_.get())) sqlite3_exec(db_.get(), "ROLLBACK", nullptr, nullptr, nullptr);
-            throw;
+        if (!db_.ready()) return std::uint64_t{0};
+        ania::detail::sqlite_transaction txn(db_, "memory write");
+        if (expected && version_locked(s) != *expected) {
+            txn.rollback();
+            return std::nullopt;
         }
+        {
+            ania::detail::sqlite_use st(db_.statement(sql));
+            bind(st, 1, s.str());
+            bind(st, 2, id);
+            if (e) {
+                bind(st, 3, e->user_id);
+                bind(st, 4, e->content);
+                bind(st, 5, tags_text);
+                bind(st, 6, emb_text);
+                bind(st, 7, e->created_at);
+            }
+            const int rc = sqlite3_step(st);
+            if (rc != SQLITE_DONE) db_.fail(rc, "write");
+            if (e && sqlite3_changes(db_.get()) != 1) throw error(errc::store_error, "memory " + e->id + " not found in " + s.str());
+        }
+        std::uint64_t v = 0;
+        {
+            ania::detail::sqlite_use st(db_.statement("INSERT INTO ania_memory_version(scope, version) VALUES(?1, 1) "
+                                                      "ON CONFLICT(scope) DO UPDATE SET version = version + 1 RETURNING version"));
+            bind(st, 1, s.str());
+            const int rc = sqlite3_step(st);
+            if (rc != SQLITE_ROW) db_.fail(rc, "version");
+            v = static_cast<std::uint64_t>(sqlite3_column_int64(st, 0));
+        }
+        txn.commit();
+        return v;
     }
 
-    std::string path_;
-    sqlite_store_options opt_;
     mutable std::mutex mutex_;
-    mutable bool disabled_ = false;
-    mutable bool opened_ = false;
-    mutable ania::detail::sqlite_db db_;
+    mutable ania::detail::sqlite_connection db_;
 };
 
 static_assert(versioned_memory_backend<sqlite_backend>);
