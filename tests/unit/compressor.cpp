@@ -615,3 +615,29 @@ TEST_CASE("checking inside a tool loop keeps one long loop from overflowing the 
         }
     }
 }
+
+// ---- the conformance kit over every shipped compressor ----------------------------------------------------
+
+#include <ania/testing/compressor.hpp>
+
+namespace ania::testing {
+template <>
+struct compressor_fixture<ania::budget_trim<>> {
+    ania::budget_trim<> make() { return {.budget_tokens = 0, .budget_fraction = 0.5, .counter = {}}; }  // halves
+};
+/// The summary by a SCRIPTED model: a short summary, 100 + 20 tokens.
+template <>
+struct compressor_fixture<ania::llm_summary<scripted_client>> {
+    ania::llm_summary<scripted_client> make() { return ania::llm_summary<scripted_client>(scripted_client().otherwise("摘要")); }
+    ania::llm_summary<scripted_client> make_failing() { return ania::llm_summary<scripted_client>(scripted_client().fail("down", {7, 0, 7, {}})); }
+    ania::usage expected_usage() { return {50, 10, 60, {}}; }  // scripted_client's `otherwise` replies
+};
+template <>
+struct compressor_fixture<ania::default_compressor<scripted_client>> {
+    ania::default_compressor<scripted_client> make() { return ania::default_compressor<scripted_client>(scripted_client().otherwise("摘要")); }
+};
+} // namespace ania::testing
+
+using shipped_compressors = std::tuple<ania::truncate_oldest_half, ania::budget_trim<>, ania::llm_summary<scripted_client>,
+                                       ania::default_compressor<scripted_client>>;
+ANIA_TEST_COMPRESSORS(shipped_compressors)

@@ -24,7 +24,7 @@
 #include <ania/memory/sqlite_backend.hpp>
 #include <ania/store/sqlite_store.hpp>
 
-#include "../conformance/history_store.hpp"
+#include <ania/testing/history_store.hpp>
 #include "quiet_sqlite.hpp"
 #include "temp_dir.hpp"
 
@@ -189,15 +189,15 @@ TEST_CASE("a file locked by another process past busy_timeout at open is opened 
     ania::memory::sqlite_backend memories(path, opt);
     CHECK(memories.enabled());
     try {  // still locked: the write is refused as busy, which a caller (the writer) may retry
-        store.append("s", ania_test::sample_turn("1"));
+        store.append("s", ania::testing::sample_turn("1"));
         FAIL("the append went through a held lock");
     } catch (const ania::error& e) {
         CHECK(e.code() == ania::errc::store_busy);
         CHECK(ania::is_transient(e.code()));
     }
     other.release();
-    store.append("s", ania_test::sample_turn("1"));
-    CHECK(store.load("s") == ania_test::sample_turn("1"));
+    store.append("s", ania::testing::sample_turn("1"));
+    CHECK(store.load("s") == ania::testing::sample_turn("1"));
     ania::memory::sqlite_manager m(memories);
     CHECK(m.save(ania::memory::scope::from("g:1"), "works after the lock").status == ania::memory::save_status::saved);
 }
@@ -218,7 +218,7 @@ TEST_CASE("a lock held past busy_timeout during appends: the writer retries, not
     ania::background_writer<ania::sqlite_store> writer(store, wopt);
     {
         lock_holder other(path);
-        for (int i = 0; i < 3; ++i) writer.append("s", ania_test::sample_turn(std::to_string(i)));
+        for (int i = 0; i < 3; ++i) writer.append("s", ania::testing::sample_turn(std::to_string(i)));
         std::this_thread::sleep_for(std::chrono::milliseconds(150));  // the writer meets the lock, and retries
         CHECK(store.load("s").empty());
     }  // released
@@ -227,7 +227,7 @@ TEST_CASE("a lock held past busy_timeout during appends: the writer retries, not
     CHECK(writer.failures() == 0);
     std::vector<message> want;
     for (int i = 0; i < 3; ++i)
-        for (auto& m : ania_test::sample_turn(std::to_string(i))) want.push_back(m);
+        for (auto& m : ania::testing::sample_turn(std::to_string(i))) want.push_back(m);
     CHECK(store.load("s") == want);
 }
 
@@ -236,7 +236,7 @@ TEST_CASE("a write-protected database file disables both the history store and t
     const std::string path = dir.file("ro.db");
     {
         ania::sqlite_store store(path, quiet());
-        store.append("s", ania_test::sample_turn("1"));
+        store.append("s", ania::testing::sample_turn("1"));
         ania::memory::sqlite_backend memories(path, quiet());
         REQUIRE(memories.enabled());
     }
@@ -264,7 +264,7 @@ TEST_CASE("a write-protected database file disables both the history store and t
     ania::sqlite_store_options o = quiet();
     REQUIRE(chmod(path.c_str(), 0644) == 0);
     ania::sqlite_store again(path, o);  // the file itself was left as it was
-    CHECK(again.load("s") == ania_test::sample_turn("1"));
+    CHECK(again.load("s") == ania::testing::sample_turn("1"));
 }
 
 TEST_CASE("two processes' memory managers on one file: each sees the other's saves, dedup and the cap hold", "[hardening][memory][processes]") {

@@ -209,10 +209,12 @@ using plain_manager = basic_manager<manual_clock_traits>;
 struct scripted_traits : manual_clock_traits {
     using embedder = scripted_embedder;
 };
+#ifdef ANIA_TEST_SQLITE
 struct sqlite_scripted_traits : default_memory_traits {
     using backend = sqlite_backend;
     using embedder = scripted_embedder;
 };
+#endif
 
 const scope g1 = scope::from("g:1");
 const scope g2 = scope::from("g:2");
@@ -1090,3 +1092,26 @@ TEST_CASE("a wrapper of the reference tokenizer keeps the fused index path by de
     CHECK(calls_while_saving(counting_reference_tokenizer{}) == 0);  // indexing and dedup: the fused pass
     CHECK(calls_while_saving(counting_tokenizer{}) > 0);             // every text through the tokenizer
 }
+
+// ---- the conformance kits over every shipped backend and similarity policy -------------------------------
+
+#include <ania/testing/memory_backend.hpp>
+#include <ania/testing/similarity.hpp>
+
+#ifdef ANIA_TEST_SQLITE
+namespace ania::testing {
+template <>
+struct memory_backend_fixture<sqlite_backend> {
+    ania_test::temp_dir dir;
+    std::unique_ptr<sqlite_backend> make() { return std::make_unique<sqlite_backend>(dir.file("memory.db")); }
+    std::unique_ptr<sqlite_backend> reopen() { return make(); }
+};
+} // namespace ania::testing
+
+using shipped_backends = std::tuple<ram_backend, sqlite_backend>;
+#else
+using shipped_backends = std::tuple<ram_backend>;
+#endif
+ANIA_TEST_MEMORY_BACKENDS(shipped_backends)
+using shipped_similarity = std::tuple<dice_similarity, idf_similarity>;
+ANIA_TEST_SIMILARITY_POLICIES(shipped_similarity)

@@ -23,7 +23,7 @@
 #include <ania/json.hpp>
 #include <ania/store/sqlite_store.hpp>
 
-#include "../conformance/history_store.hpp"
+#include <ania/testing/history_store.hpp>
 #include "fault_vfs.hpp"
 #include "quiet_sqlite.hpp"
 #include "temp_dir.hpp"
@@ -86,8 +86,8 @@ TEST_CASE("crash: a writer killed with SIGKILL at random moments never leaves a 
         if (child == 0) {
             ania::sqlite_store store(path, quiet());
             for (int i = 0;; ++i) {
-                store.append("g:" + std::to_string(i % 3), ania_test::sample_turn(std::to_string(round) + "-" + std::to_string(i)));
-                if (i % 7 == 0) store.replace("f:9", ania_test::sample_turn("r" + std::to_string(i)));
+                store.append("g:" + std::to_string(i % 3), ania::testing::sample_turn(std::to_string(round) + "-" + std::to_string(i)));
+                if (i % 7 == 0) store.replace("f:9", ania::testing::sample_turn("r" + std::to_string(i)));
             }
         }
         std::this_thread::sleep_for(std::chrono::microseconds(delay_us(rng)));
@@ -123,7 +123,7 @@ TEST_CASE("faults: a failed write or sync makes the append all-or-nothing, and t
                 else ania_test::faults().arm_write(nth, code);
                 bool ok = true;
                 try {
-                    store.append("s", ania_test::sample_turn(std::to_string(nth)));
+                    store.append("s", ania::testing::sample_turn(std::to_string(nth)));
                 } catch (const ania::error& e) {
                     ok = false;
                     ++failures;
@@ -138,7 +138,7 @@ TEST_CASE("faults: a failed write or sync makes the append all-or-nothing, and t
         }
     }
     CHECK(failures > 10);
-    store.append("s", ania_test::sample_turn("after"));
+    store.append("s", ania::testing::sample_turn("after"));
     CHECK(store.load("s").size() == expected + 4);
     check_invariants(path);
 }
@@ -155,8 +155,8 @@ TEST_CASE("faults: the background writer retries a transient failure, in order, 
     wopt.first_backoff = std::chrono::milliseconds(1);
     ania::background_writer<ania::sqlite_store> w(store, wopt);
     ania_test::faults().arm_write(0, SQLITE_FULL);  // the first write fails once (an I/O error: the store reopens)
-    w.append("s", ania_test::sample_turn("1"));
-    w.append("s", ania_test::sample_turn("2"));
+    w.append("s", ania::testing::sample_turn("1"));
+    w.append("s", ania::testing::sample_turn("2"));
     w.flush();
     ania_test::faults().disarm();
     CHECK(w.failures() == 0);
@@ -165,8 +165,8 @@ TEST_CASE("faults: the background writer retries a transient failure, in order, 
     CHECK(logged[0].find("full") != std::string::npos);
     const auto h = store.load("s");
     REQUIRE(h.size() == 8);
-    CHECK(h[0] == ania_test::sample_turn("1")[0]);  // the retried turn kept its place
-    CHECK(h[4] == ania_test::sample_turn("2")[0]);
+    CHECK(h[0] == ania::testing::sample_turn("1")[0]);  // the retried turn kept its place
+    CHECK(h[4] == ania::testing::sample_turn("2")[0]);
 }
 
 TEST_CASE("faults: a write that keeps failing is given up, reported to on_dropped, and later writes run", "[sqlite][faults]") {
@@ -192,12 +192,12 @@ TEST_CASE("faults: a write that keeps failing is given up, reported to on_droppe
     };
     ania::background_writer<ania::sqlite_store> w(store, wopt);
     w.append("s", big);
-    w.append("s", ania_test::sample_turn("small"));
+    w.append("s", ania::testing::sample_turn("small"));
     w.flush();
     CHECK(dropped == std::vector<std::string>{"s"});
     CHECK(attempts == 4);  // the first try and three retries
     CHECK(w.failures() == 1);
-    CHECK(store.load("s") == ania_test::sample_turn("small"));
+    CHECK(store.load("s") == ania::testing::sample_turn("small"));
 }
 
 TEST_CASE("disk full (max_page_count): appends fail whole, what is stored stays loadable", "[sqlite][faults]") {
@@ -210,7 +210,7 @@ TEST_CASE("disk full (max_page_count): appends fail whole, what is stored stays 
     bool hit_full = false;
     for (int i = 0; i < 500 && !hit_full; ++i) {
         try {
-            store.append("s", ania_test::sample_turn(std::string(200, 'x') + std::to_string(i)));
+            store.append("s", ania::testing::sample_turn(std::string(200, 'x') + std::to_string(i)));
             stored += 4;
         } catch (const ania::error& e) {
             hit_full = true;
@@ -220,7 +220,7 @@ TEST_CASE("disk full (max_page_count): appends fail whole, what is stored stays 
     REQUIRE(hit_full);
     CHECK(store.load("s").size() == stored);
     store.clear("s");  // room again
-    store.append("s", ania_test::sample_turn("fits"));
+    store.append("s", ania::testing::sample_turn("fits"));
     CHECK(store.load("s").size() == 4);
 }
 
@@ -229,7 +229,7 @@ TEST_CASE("damaged files disable persistence and are left byte-identical", "[sql
     const std::string good = dir.file("good.db");
     {
         ania::sqlite_store s(good, quiet());
-        for (int i = 0; i < 60; ++i) s.append("g:" + std::to_string(i % 5), ania_test::sample_turn(std::string(300, 'y') + std::to_string(i)));
+        for (int i = 0; i < 60; ++i) s.append("g:" + std::to_string(i % 5), ania::testing::sample_turn(std::string(300, 'y') + std::to_string(i)));
     }  // closing the last connection checkpoints the WAL into the file
     const std::string original = read_bytes(good);
     REQUIRE(original.size() > 4096 * 8);
@@ -242,7 +242,7 @@ TEST_CASE("damaged files disable persistence and are left byte-identical", "[sql
         INFO(name);
         CHECK_FALSE(s.enabled());
         CHECK(s.load("g:1").empty());
-        s.append("g:1", ania_test::sample_turn("new"));
+        s.append("g:1", ania::testing::sample_turn("new"));
         s.replace("g:2", {});
         s.clear("g:3");
         CHECK(read_bytes(path) == bytes);

@@ -9,32 +9,44 @@
 #include <sqlite3.h>
 #endif
 
-#include "../conformance/history_store.hpp"
+#include <ania/history/background_writer.hpp>
+#include <ania/testing/history_store.hpp>
+
 #include "temp_dir.hpp"
 
-namespace ania_test {
+namespace ania::testing {
+/// The writer in front of a store: loads flush first, so it conforms like the store itself.
 template <>
-struct store_fixture<ania::memory_store> {
-    std::unique_ptr<ania::memory_store> make() { return std::make_unique<ania::memory_store>(); }
+struct store_fixture<ania::background_writer<ania::memory_store>> {
+    ania::memory_store inner;
+    std::unique_ptr<ania::background_writer<ania::memory_store>> make() {
+        return std::make_unique<ania::background_writer<ania::memory_store>>(inner);
+    }
 };
 #ifdef ANIA_TEST_SQLITE
 template <>
 struct store_fixture<ania::sqlite_store> {
-    temp_dir dir;
+    ania_test::temp_dir dir;
     std::unique_ptr<ania::sqlite_store> make() { return std::make_unique<ania::sqlite_store>(dir.file("history.db")); }
+    std::unique_ptr<ania::sqlite_store> reopen() { return make(); }
+};
+template <>
+struct store_capabilities<ania::sqlite_store> : default_store_capabilities<ania::sqlite_store> {
+    static constexpr bool persists = true;
 };
 #endif
-} // namespace ania_test
+} // namespace ania::testing
 
+using shipped_stores = std::tuple<ania::memory_store, ania::background_writer<ania::memory_store>
 #ifdef ANIA_TEST_SQLITE
-ANIA_HISTORY_STORE_CONFORMANCE(ania::memory_store, ania::sqlite_store)
-#else
-ANIA_HISTORY_STORE_CONFORMANCE(ania::memory_store)
+                                  , ania::sqlite_store
 #endif
+                                  >;
+ANIA_TEST_HISTORY_STORES(shipped_stores)
 
 TEST_CASE("the null store keeps nothing", "[store]") {
     ania::null_store s;
-    s.append("s", ania_test::sample_turn("1"));
+    s.append("s", ania::testing::sample_turn("1"));
     CHECK(s.load("s").empty());
 }
 
@@ -56,10 +68,10 @@ TEST_CASE("sqlite store: the tables are exactly the spec's, persisted across reo
     {
         ania::sqlite_store s(path);
         REQUIRE(s.enabled());
-        s.append("g:1", ania_test::sample_turn("1"));
+        s.append("g:1", ania::testing::sample_turn("1"));
     }
     ania::sqlite_store again(path);
-    CHECK(again.load("g:1") == ania_test::sample_turn("1"));
+    CHECK(again.load("g:1") == ania::testing::sample_turn("1"));
     sqlite3* db = nullptr;
     REQUIRE(sqlite3_open(path.c_str(), &db) == SQLITE_OK);
     CHECK(column_names(db, "ania_chat_session") == std::vector<std::string>{"session_id", "msg_count", "created_at", "updated_at"});
@@ -92,7 +104,7 @@ TEST_CASE("sqlite store: a garbage file disables persistence and is left byte-id
     CHECK_FALSE(s.enabled());
     REQUIRE(logged.size() == 1);
     CHECK(logged[0].find("DISABLED") != std::string::npos);
-    s.append("s", ania_test::sample_turn("1"));
+    s.append("s", ania::testing::sample_turn("1"));
     CHECK(s.load("s").empty());
     FILE* f = std::fopen(path.c_str(), "rb");
     std::string after(garbage.size() + 16, '\0');
@@ -108,7 +120,7 @@ TEST_CASE("sqlite store: a row that does not parse is skipped and logged, the ot
     ania::sqlite_store_options opt;
     opt.log = [&](ania::log_level l, std::string_view t) { if (l == ania::log_level::warn) warnings.emplace_back(t); };
     ania::sqlite_store s(path, opt);
-    s.append("s", ania_test::sample_turn("1"));
+    s.append("s", ania::testing::sample_turn("1"));
     sqlite3* db = nullptr;
     sqlite3_open(path.c_str(), &db);
     sqlite3_exec(db, "INSERT INTO ania_chat_message VALUES('s', 4, 'user', '{not json', 'x');"
@@ -123,29 +135,3 @@ TEST_CASE("sqlite store: a row that does not parse is skipped and logged, the ot
     CHECK(warnings.size() == 3);
 }
 #endif
-
-#include <thread>
-
-#ifdef ANIA_TEST_SQLITE
-#define ANIA_TEST_STORES ania::memory_store, ania::sqlite_store
-#else
-#define ANIA_TEST_STORES ania::memory_store
-#endif
-TEMPLATE_TEST_CASE("history store: several threads appending to one session lose nothing", "[store][threads]", ANIA_TEST_STORES) {
-    ania_test::store_fixture<TestType> fx;
-    auto store = fx.make();
-    std::vector<std::thread> threads;
-    for (int t = 0; t < 4; ++t)
-        threads.emplace_back([&, t] {
-            for (int i = 0; i < 50; ++i)
-                store->append("s", std::vector<ania::message>{ania::message::user(std::to_string(t) + ":" + std::to_string(i))});
-        });
-    for (auto& th : threads) th.join();
-    const auto h = store->load("s");
-    REQUIRE(h.size() == 200);
-    std::vector<int> next(4, 0);
-    for (const auto& m : h) {
-        const int t = m.content[0] - '0';
-        CHECK(m.content == std::to_string(t) + ":" + std::to_string(next[static_cast<std::size_t>(t)]++));
-    }
-}

@@ -209,3 +209,10 @@ TEST_CASE("a calibrating window scales its estimate by what usage taught it", "[
     w.record_request(none);
     CHECK(w.last_prompt_tokens() == 218);
 }
+
+// ---- the conformance kit over every shipped token counter -------------------------------------------------
+
+#include <ania/testing/token_counter.hpp>
+
+using shipped_counters = std::tuple<ania::char_class_counter, ania::half_char_counter, ania::calibrated_counter<>>;
+ANIA_TEST_TOKEN_COUNTERS(shipped_counters)

@@ -8,6 +8,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <iterator>
 
 #include <ania/text/unicode_tables.hpp>
 
