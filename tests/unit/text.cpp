@@ -180,3 +180,25 @@ TEST_CASE("the stderr sink writes its level and above; log_to swallows a throwin
     CHECK_NOTHROW(ania::log_to([](ania::log_level, std::string_view) { throw std::runtime_error("sink bug"); }, ania::log_level::error, "x"));
     CHECK_NOTHROW(ania::log_to(ania::log_sink{}, ania::log_level::error, "no sink"));
 }
+
+#include <ania/detail/simd.hpp>
+
+TEST_CASE("the SIMD kernels equal their portable versions", "[text][simd]") {
+    std::mt19937 rng(7);
+    for (const std::size_t n : {0u, 1u, 31u, 32u, 33u, 255u * 32u, 255u * 32u + 1u, 20000u}) {
+        std::vector<unsigned char> bytes(n);
+        for (auto& b : bytes) b = static_cast<unsigned char>(rng());
+        std::vector<float> a(n), b(n);
+        for (std::size_t i = 0; i < n; ++i) a[i] = static_cast<float>(rng() % 2001) / 1000.0f - 1.0f, b[i] = static_cast<float>(rng() % 2001) / 1000.0f - 1.0f;
+        const std::size_t want = ania::detail::count_continuation_portable(bytes.data(), n);
+        CHECK(ania::detail::count_continuation(bytes.data(), n) == want);
+        const float dot = ania::detail::dot_portable(a.data(), b.data(), n);
+        CHECK(ania::detail::dot(a.data(), b.data(), n) == Approx(dot).margin(1e-3));
+#ifdef ANIA_DETAIL_X86_DISPATCH
+        if (ania::detail::simd::has_avx2_fma()) {  // the kernels themselves, whatever the dispatch picks
+            CHECK(ania::detail::simd::count_continuation_avx2(bytes.data(), n) == want);
+            CHECK(ania::detail::simd::dot_avx2(a.data(), b.data(), n) == Approx(dot).margin(1e-3));
+        }
+#endif
+    }
+}

@@ -11,63 +11,19 @@
 #include <string_view>
 #include <vector>
 
-#if defined(__x86_64__)
-#include <immintrin.h>
-#endif
-
 #include <ania/concepts.hpp>
+#include <ania/detail/simd.hpp>
 #include <ania/message.hpp>
 
 namespace ania {
 
 namespace detail {
 
-/// Continuation bytes (10xxxxxx) in p[0..n), eight at a time: bit 7 set and bit 6 clear. The per-byte
-/// flags are summed with a multiply (no popcount: baseline x86-64 has no instruction for it).
-[[nodiscard]] inline std::size_t count_continuation_swar(const unsigned char* p, std::size_t n) noexcept {
-    std::size_t c = 0, i = 0;
-    for (; i + 8 <= n; i += 8) {
-        std::uint64_t w;
-        std::memcpy(&w, p + i, 8);
-        const std::uint64_t flags = (w & ~(w << 1) & 0x8080808080808080ULL) >> 7;  // 0 or 1 per byte
-        c += static_cast<std::size_t>((flags * 0x0101010101010101ULL) >> 56);
-    }
-    for (; i < n; ++i) c += (p[i] & 0xC0) == 0x80;
-    return c;
-}
-
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-#define ANIA_HAVE_AVX2_DISPATCH 1
-/// Continuation bytes, 32 at a time (compiled for AVX2, called only where the CPU has it).
-__attribute__((target("avx2"))) inline std::size_t count_continuation_avx2(const unsigned char* p, std::size_t n) noexcept {
-    const __m256i limit = _mm256_set1_epi8(static_cast<char>(0xC0));  // signed: 0x80..0xBF are below it
-    const __m256i zero = _mm256_setzero_si256();
-    std::size_t c = 0, i = 0;
-    while (i + 32 <= n) {
-        __m256i acc = zero;
-        const std::size_t blocks = std::min<std::size_t>((n - i) / 32, 255);
-        for (std::size_t b = 0; b < blocks; ++b, i += 32) {
-            const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + i));
-            acc = _mm256_sub_epi8(acc, _mm256_cmpgt_epi8(limit, v));
-        }
-        const __m256i sums = _mm256_sad_epu8(acc, zero);
-        c += static_cast<std::size_t>(_mm256_extract_epi64(sums, 0) + _mm256_extract_epi64(sums, 1) +
-                                      _mm256_extract_epi64(sums, 2) + _mm256_extract_epi64(sums, 3));
-    }
-    return c + count_continuation_swar(p + i, n - i);
-}
-#endif
-
-/// Code points of valid UTF-8 (bytes that are not continuation bytes), 32 bytes a step where the CPU has
-/// AVX2, else 8. Messages inside ania are valid UTF-8 (repaired at every boundary), so this equals
+/// Code points of valid UTF-8 (bytes that are not continuation bytes), by detail::count_continuation (32
+/// bytes a step where the CPU has AVX2, else 8). Messages inside ania are valid UTF-8 (repaired at every boundary), so this equals
 /// text::rune_count there.
 [[nodiscard]] inline std::size_t count_runes_fast(std::string_view s) noexcept {
-    const auto* p = reinterpret_cast<const unsigned char*>(s.data());
-#ifdef ANIA_HAVE_AVX2_DISPATCH
-    static const bool avx2 = __builtin_cpu_supports("avx2");
-    if (avx2 && s.size() >= 32) return s.size() - count_continuation_avx2(p, s.size());
-#endif
-    return s.size() - count_continuation_swar(p, s.size());
+    return s.size() - count_continuation(reinterpret_cast<const unsigned char*>(s.data()), s.size());
 }
 
 /// Per-byte weights of the character-class estimate, in twentieths of a token.
