@@ -210,19 +210,28 @@ inline void validate(const config& c) {
 }
 
 /// A config from a JSON object: keys that are absent keep their defaults. An unknown key or a wrong type is
-/// an ania::error (invalid_config) that names the key and, for unknown keys, lists the valid ones.
-[[nodiscard]] inline config load_config(const json& j) {
-    config c;
+/// an ania::error (invalid_config) that names the key and, for unknown keys, lists the valid ones. `T` may be
+/// any reflectable section (a user's own, read the same way); ania::config is also validate()d.
+/// (Templates, so that a translation unit that never loads a configuration never instantiates the reader.)
+template <reflectable T = config>
+[[nodiscard]] T load_config(const json& j) {
+    T c;
     detail::with_json_errors(errc::invalid_config, "configuration", [&] { detail::read_config_value(j, c, ""); });
-    validate(c);
+    if constexpr (std::is_same_v<T, config>) validate(c);
     return c;
 }
 
 /// load_config over JSON text (parsed within the default parse_limits).
-[[nodiscard]] inline config parse_config(std::string_view text) { return load_config(parse_json(text)); }
+template <reflectable T = config>
+[[nodiscard]] T parse_config(std::string_view text) {
+    return load_config<T>(parse_json(text));
+}
 
 /// Every key with its value, in declaration order (what `load_config` reads back unchanged).
-[[nodiscard]] inline json to_json(const config& c) { return detail::write_config_value(c); }
+template <reflectable T>
+[[nodiscard]] json to_json(const T& c) {
+    return detail::write_config_value(c);
+}
 
 // ---- the parts' options from a configuration ---------------------------------------------------------
 

@@ -9,6 +9,8 @@
 #include <utility>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include <ania/detail/fast_message_parser.hpp>
 #include <ania/error.hpp>
 #include <ania/log.hpp>
@@ -17,6 +19,32 @@
 #include <ania/usage.hpp>
 
 namespace ania {
+
+/// The JSON value type of ania's wire format: nlohmann's, with object members kept in insertion order.
+using json = nlohmann::ordered_json;
+
+namespace detail {
+struct json_members_access {
+    static json_members make(std::string text) {
+        json_members m;
+        m.text_ = std::move(text);
+        return m;
+    }
+};
+} // namespace detail
+
+/// `object`'s members as json_members (an empty object: none). Throws ania::error (invalid_argument) when
+/// `object` is not an object.
+[[nodiscard]] inline json_members members_from(const json& object) {
+    if (!object.is_object()) throw error(errc::invalid_argument, std::string("members_from: expected an object, got ") + object.type_name());
+    if (object.empty()) return {};
+    return detail::json_members_access::make(object.dump(-1, ' ', false, json::error_handler_t::replace));
+}
+/// The members as a JSON object (empty when there are none).
+[[nodiscard]] inline json to_json(const json_members& m) {
+    if (m.empty()) return json::object();
+    return json::parse(m.text());  // written by members_from: valid
+}
 
 /// Limits enforced while parsing untrusted JSON text (LLM replies, stored rows, configuration).
 /// nlohmann parses 100,000 levels of nesting but overflows the stack when copying or dumping them,
@@ -120,6 +148,7 @@ public:
         std::uint32_t order = 0;
         int slots = 0;
         bool extras_recorded = false;
+        json extras;
         const auto record = [&](wire_field f) {
             if (slots < 8) order |= static_cast<std::uint32_t>(f) << (4 * slots++);
         };
@@ -152,13 +181,14 @@ public:
                 if (!v.is_null()) m.reasoning_content = read_string(v, at);  // null == not given
                 record(wire_field::reasoning);
             } else {
-                if (m.extra.is_null()) m.extra = json::object();
-                m.extra[k] = take(v);
+                if (extras.is_null()) extras = json::object();
+                extras[k] = take(v);
                 if (!extras_recorded) record(wire_field::extras);
                 extras_recorded = true;
             }
         }
         if (!has_role) throw_shape(json_path{&root, "role"}, "missing");
+        if (!extras.is_null()) m.extra = members_from(extras);
         if (!j.contains("content")) m.form = content_form::absent;
         if (m.role == role::tool && (!m.tool_call_id || m.tool_call_id->empty()))
             throw_shape(json_path{&root, "tool_call_id"}, "a tool message needs a non-empty tool_call_id");
@@ -252,7 +282,7 @@ private:
             copy_extras(v, p.extra, {"type", "image_url"});
         } else {
             p.type = content_part::kind::other;  // input_audio, file, ...: kept whole
-            p.extra = take(v);
+            p.extra = members_from(v);
         }
         return p;
     }
@@ -286,27 +316,30 @@ private:
         }
     }
 
-    void copy_extras(json& obj, json& out, std::initializer_list<std::string_view> known) const {
+    void copy_extras(json& obj, json_members& out, std::initializer_list<std::string_view> known) const {
+        json extras;
         for (auto it = obj.begin(); it != obj.end(); ++it) {
             bool modelled = false;
             for (const std::string_view k : known) modelled = modelled || it.key() == k;
             if (modelled) continue;
-            if (out.is_null()) out = json::object();
-            out[it.key()] = take(it.value());
+            if (extras.is_null()) extras = json::object();
+            extras[it.key()] = take(it.value());
         }
+        if (!extras.is_null()) out = members_from(extras);
     }
 
     bool move_;
     bool check_utf8_;
 };
 
-inline void put_extras(json& out, const json& extra) {
-    if (!extra.is_object()) return;
-    for (auto it = extra.begin(); it != extra.end(); ++it) out[it.key()] = it.value();
+inline void put_extras(json& out, const json_members& extra) {
+    if (extra.empty()) return;
+    json members = to_json(extra);
+    for (auto it = members.begin(); it != members.end(); ++it) out[it.key()] = std::move(it.value());
 }
 
 inline json write_part(const content_part& p) {
-    if (p.type == content_part::kind::other) return p.extra.is_null() ? json::object() : p.extra;
+    if (p.type == content_part::kind::other) return to_json(p.extra);
     json j = json::object();
     if (p.type == content_part::kind::text) {
         j["type"] = "text";

@@ -9,16 +9,29 @@
 #include <utility>
 #include <vector>
 
-// A message keeps the members a provider added that ania does not model, so it holds a JSON value;
-// ordered_json keeps them in wire order, which lets a parsed message be written back byte for byte.
-#include <nlohmann/json.hpp>
-
 #include <ania/text/utf8.hpp>
 
 namespace ania {
 
-/// The JSON value type of ania's wire format: nlohmann's, with object members kept in insertion order.
-using json = nlohmann::ordered_json;
+namespace detail {
+struct json_members_access;
+} // namespace detail
+
+/// Members of a JSON object that ania does not model (what a provider added: `{"x_cache":true}`), kept as
+/// compact JSON text in wire order, so that a parsed message is written back byte for byte. Empty: none.
+/// The message model parses no JSON; <ania/json.hpp> converts: `to_json(members)`, `members_from(object)`.
+class json_members {
+public:
+    json_members() = default;
+    [[nodiscard]] bool empty() const noexcept { return text_.empty(); }
+    /// The members as the text of a JSON object, or "" when there are none.
+    [[nodiscard]] const std::string& text() const noexcept { return text_; }
+    friend bool operator==(const json_members&, const json_members&) = default;
+
+private:
+    friend struct detail::json_members_access;
+    std::string text_;
+};
 
 /// Who speaks. `developer` is OpenAI's newer name for system-level instructions.
 enum class role : std::uint8_t { system, developer, user, assistant, tool };
@@ -52,8 +65,8 @@ struct content_part {
     std::string text;                   ///< kind::text
     std::string url;                    ///< kind::image_url: http(s) URL or data URI
     std::optional<std::string> detail;  ///< kind::image_url: "auto" / "low" / "high"
-    json extra;        ///< members not modelled (kind::other: the whole part object); null when none
-    json image_extra;  ///< members of `image_url` besides url/detail; null when none
+    json_members extra;        ///< members not modelled (kind::other: the whole part object)
+    json_members image_extra;  ///< members of `image_url` besides url/detail
 
     [[nodiscard]] static content_part make_text(std::string t) {
         content_part p;
@@ -81,8 +94,8 @@ struct tool_call {
     std::string type = "function";
     std::string name;       ///< function.name
     std::string arguments;  ///< function.arguments
-    json extra;             ///< members of the call besides id/type/function; null when none
-    json function_extra;    ///< members of `function` besides name/arguments; null when none
+    json_members extra;           ///< members of the call besides id/type/function
+    json_members function_extra;  ///< members of `function` besides name/arguments
 
     friend bool operator==(const tool_call&, const tool_call&) = default;
 };
@@ -105,7 +118,7 @@ struct message {
     std::optional<std::string> tool_call_id;       ///< tool only: the call this answers
     std::optional<std::string> name;               ///< optional participant / function name
     std::optional<std::string> reasoning_content;  ///< DeepSeek-style reasoning text
-    json extra;  ///< members not modelled, in wire order; null when none
+    json_members extra;  ///< members not modelled, in wire order
 
     /// Member order as parsed (4 bits a member, see detail::wire_field); 0 for messages built in code.
     /// Not part of equality.

@@ -45,7 +45,7 @@ message random_message(std::mt19937& rng) {
     case 4: m = message::tool_result("call_1", random_text(rng)); break;
     default: m = message::assistant(random_text(rng)); if (coin(rng)) m.name = "ania"; break;
     }
-    if (coin(rng)) m.extra = json{{"x_provider", random_text(rng)}};
+    if (coin(rng)) m.extra = ania::members_from(json{{"x_provider", random_text(rng)}});
     return m;
 }
 
@@ -255,7 +255,7 @@ TEST_CASE("invalid UTF-8 in every string field is repaired to U+FFFD", "[message
     CHECK(m.tool_calls[0].id == "i" + fixed);
     CHECK(m.tool_calls[0].name == "f" + fixed);
     CHECK(m.tool_calls[0].arguments == "{" + fixed + "}");
-    CHECK(m.extra.at("x" + fixed) == "v" + fixed);
+    CHECK(ania::to_json(m.extra).at("x" + fixed) == "v" + fixed);
     CHECK_NOTHROW(ania::dump(m));
     // From a JSON value that a caller built with raw bytes (nlohmann stores them; dump() would throw).
     json j = {{"role", "tool"}, {"tool_call_id", "c" + bad}, {"content", json::array({{{"type", "text"}, {"text", "t" + bad}}})}};
@@ -362,4 +362,15 @@ TEST_CASE("the data set is checked against its manifest before use", "[bench-dat
     put(gz.substr(0, 100));
     CHECK_THROWS_WITH(ania_test::load_lines("history_1k"), Catch::Contains("gz_bytes"));
     CHECK_THROWS_WITH(ania_test::load_lines("nonexistent"), Catch::Contains("MANIFEST.json has no entry"));
+}
+
+TEST_CASE("json_members: provider members as text in wire order, converted by json.hpp", "[message][extras]") {
+    CHECK(ania::members_from(json::object()).empty());
+    CHECK_THROWS_AS(ania::members_from(json::array()), ania::error);
+    const auto m = ania::members_from(json::parse(R"({"z":1,"a":[true,null],"m":{"k":"v"}})"));
+    CHECK(m.text() == R"({"z":1,"a":[true,null],"m":{"k":"v"}})");  // wire order, compact
+    CHECK(ania::to_json(m).dump() == m.text());
+    const ania::message parsed = ania::parse_message(R"({"role":"user","x_b":2,"content":"hi","x_a":1})");
+    CHECK(parsed.extra.text() == R"({"x_b":2,"x_a":1})");
+    CHECK(ania::dump(parsed) == R"({"role":"user","x_b":2,"x_a":1,"content":"hi"})");  // together, where the first stood
 }
