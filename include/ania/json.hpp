@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include <ania/detail/fast_message_parser.hpp>
+#include <ania/detail/message_shape.hpp>
 #include <ania/error.hpp>
 #include <ania/log.hpp>
 #include <ania/message.hpp>
@@ -132,9 +133,6 @@ struct json_path {
     throw error(errc::invalid_message, at.str() + ": " + std::string(what));
 }
 
-/// Member ids recorded in message::wire_order (4 bits each, first member in the lowest bits).
-enum class wire_field : std::uint8_t { none, role, content, name, tool_calls, tool_call_id, reasoning, extras };
-
 /// Reads JSON values into ania's types. With `move_from`, strings and extras are moved out of the input.
 class reader {
 public:
@@ -145,18 +143,16 @@ public:
         if (!j.is_object()) throw_shape(root, std::string("expected an object, got ") + type_name(j));
         message m;
         bool has_role = false;
-        std::uint32_t order = 0;
-        int slots = 0;
+        wire_order_recorder order;
         bool extras_recorded = false;
         json extras;
-        const auto record = [&](wire_field f) {
-            if (slots < 8) order |= static_cast<std::uint32_t>(f) << (4 * slots++);
-        };
         for (auto it = j.begin(); it != j.end(); ++it) {
             const std::string& k = it.key();
             json& v = it.value();
             const json_path at{&root, k};
-            if (k == "role") {
+            const wire_field f = member_field(k);
+            switch (f) {
+            case wire_field::role: {
                 const std::string r = read_string(v, at);
                 const auto parsed = role_from_string(r);
                 if (!parsed)
@@ -164,35 +160,28 @@ public:
                                                            "assistant, tool");
                 m.role = *parsed;
                 has_role = true;
-                record(wire_field::role);
-            } else if (k == "content") {
-                read_content(v, m, at);
-                record(wire_field::content);
-            } else if (k == "name") {
-                m.name = read_string(v, at);
-                record(wire_field::name);
-            } else if (k == "tool_calls") {
-                read_tool_calls(v, m, at);
-                record(wire_field::tool_calls);
-            } else if (k == "tool_call_id") {
-                m.tool_call_id = read_string(v, at);
-                record(wire_field::tool_call_id);
-            } else if (k == "reasoning_content") {
+                break;
+            }
+            case wire_field::content: read_content(v, m, at); break;
+            case wire_field::name: m.name = read_string(v, at); break;
+            case wire_field::tool_calls: read_tool_calls(v, m, at); break;
+            case wire_field::tool_call_id: m.tool_call_id = read_string(v, at); break;
+            case wire_field::reasoning:
                 if (!v.is_null()) m.reasoning_content = read_string(v, at);  // null == not given
-                record(wire_field::reasoning);
-            } else {
+                break;
+            default:
                 if (extras.is_null()) extras = json::object();
                 extras[k] = take(v);
-                if (!extras_recorded) record(wire_field::extras);
+                if (extras_recorded) continue;  // recorded once, where the first one stood
                 extras_recorded = true;
+                break;
             }
+            order.record(f);
         }
-        if (!has_role) throw_shape(json_path{&root, "role"}, "missing");
+        if (const shape_violation* bad = check_message_shape(m, has_role)) throw_shape(json_path{&root, bad->member}, bad->what);
         if (!extras.is_null()) m.extra = members_from(extras);
         if (!j.contains("content")) m.form = content_form::absent;
-        if (m.role == role::tool && (!m.tool_call_id || m.tool_call_id->empty()))
-            throw_shape(json_path{&root, "tool_call_id"}, "a tool message needs a non-empty tool_call_id");
-        m.wire_order = order;
+        m.wire_order = order.order;
         return m;
     }
 

@@ -11,6 +11,7 @@
 #include <string>
 #include <string_view>
 
+#include <ania/detail/message_shape.hpp>
 #include <ania/message.hpp>
 
 namespace ania::detail {
@@ -23,8 +24,7 @@ public:
     bool parse(message& out) {
         ws();
         if (!eat('{')) return false;
-        std::uint32_t order = 0;
-        int slots = 0;
+        wire_order_recorder order;
         unsigned seen = 0;
         bool has_role = false;
         out.form = content_form::absent;
@@ -36,56 +36,58 @@ public:
             ws();
             if (!eat(':')) return false;
             ws();
-            unsigned bit;
-            std::uint32_t field;
-            if (key == "role") {
+            const wire_field f = member_field(key);
+            switch (f) {
+            case wire_field::role: {
                 std::string r;
                 if (!read_string(r)) return false;
                 const auto parsed = role_from_string(r);
                 if (!parsed) return false;
                 out.role = *parsed;
                 has_role = true;
-                bit = 1; field = 1;
-            } else if (key == "content") {
+                break;
+            }
+            case wire_field::content:
                 if (!read_content(out)) return false;
-                bit = 2; field = 2;
-            } else if (key == "name") {
+                break;
+            case wire_field::name: {
                 std::string v;
                 if (!read_string(v)) return false;
                 out.name = std::move(v);
-                bit = 4; field = 3;
-            } else if (key == "tool_calls") {
+                break;
+            }
+            case wire_field::tool_calls:
                 if (!read_tool_calls(out)) return false;
-                bit = 8; field = 4;
-            } else if (key == "tool_call_id") {
+                break;
+            case wire_field::tool_call_id: {
                 std::string v;
                 if (!read_string(v)) return false;
                 out.tool_call_id = std::move(v);
-                bit = 16; field = 5;
-            } else if (key == "reasoning_content") {
+                break;
+            }
+            case wire_field::reasoning:
                 if (peek() == 'n') {
-                    if (!literal("null")) return false;
+                    if (!literal("null")) return false;  // null == not given
                 } else {
                     std::string v;
                     if (!read_string(v)) return false;
                     out.reasoning_content = std::move(v);
                 }
-                bit = 32; field = 6;
-            } else {
-                return false;  // a member ania does not model: the general parser keeps it
+                break;
+            default: return false;  // a member ania does not model: the general parser keeps it
             }
+            const unsigned bit = 1u << static_cast<unsigned>(f);
             if (seen & bit) return false;  // duplicate key
             seen |= bit;
-            if (slots < 8) order |= field << (4 * slots++);
+            order.record(f);
             ws();
             if (eat(',')) { ws(); continue; }
             if (eat('}')) break;
             return false;
         }
         ws();
-        if (pos_ != s_.size() || !has_role) return false;
-        if (out.role == role::tool && (!out.tool_call_id || out.tool_call_id->empty())) return false;
-        out.wire_order = order;
+        if (pos_ != s_.size() || check_message_shape(out, has_role)) return false;  // the general parser reports it
+        out.wire_order = order.order;
         return true;
     }
 
