@@ -399,13 +399,13 @@ TEST_CASE("the bigram table keeps values beyond its 22-bit slots and survives re
     for (std::uint32_t i = 0; i < 20000; ++i) {  // grows from empty through several rehashes
         const char32_t a = 0x4E00 + rng() % 2000, b = rng() % 2 ? 0x10FFFF - rng() % 50 : 0x3040 + rng() % 100;
         const std::uint32_t value = i % 3 == 0 ? (1u << 22) + i : i;  // every third beyond the slot's value bits
-        const std::uint32_t got = map.find_or_insert(a, b, [&] { return value; });
+        const std::uint32_t got = map.find_or_insert({a, b}, [&] { return value; });
         want.try_emplace({a, b}, value);
         CHECK(got == want.at({a, b}));
     }
-    for (const auto& [k, v] : want) REQUIRE(map.find(k.first, k.second) == v);
-    CHECK_FALSE(map.find(0x4E00, 0x4E00).has_value());
-    CHECK_FALSE(map.find(0x10FFFF, 0x10FFFF).has_value());
+    for (const auto& [k, v] : want) REQUIRE(map.find({k.first, k.second}) == v);
+    CHECK_FALSE(map.find({0x4E00, 0x4E00}).has_value());
+    CHECK_FALSE(map.find({0x10FFFF, 0x10FFFF}).has_value());
 }
 
 TEST_CASE("the index: reindex and the automatic compaction keep every result", "[memory][index]") {

@@ -75,65 +75,71 @@ inline std::size_t mix_key(std::uint64_t k) noexcept {
     return static_cast<std::size_t>(k ^ (k >> 33));
 }
 
-/// Integer key -> 32-bit value, open addressing (linear probing, at most 2/3 full) with key and value side by
-/// side, so that a probe touches one cache line.
-template <class Key>
-class integer_map {
+/// The one hash table of the index: key -> 32-bit value, open addressing with linear probing over a
+/// power-of-two array of slots, filled at most to Layout::max_load. What a slot holds and how a key is found
+/// in it is the Layout's (a base, so that a stateless layout costs nothing):
+///   slot; key (what a look-up carries, hash computed once);  hash(key), hash_of(slot) (for rehashing),
+///   empty(slot), matches(slot, key), value(slot, key), store(key, value) -> slot (may keep side data).
+/// Nothing is ever erased (a scope is indexed again instead), so probing needs no tombstones.
+template <class Layout>
+class probe_table : Layout {
 public:
-    /// The value of `key`, or make()'s, stored for it. Inlined: indexing calls it once or twice per rune, and
+    using slot = typename Layout::slot;
+    using key = typename Layout::key;
+
+    /// The value of `k`, or make()'s, stored for it. Inlined: indexing calls it once or twice per rune, and
     /// nearly every call finds its key.
     template <class Make>
-    [[gnu::always_inline]] std::uint32_t find_or_insert(Key key, Make&& make) {
-        const Key k = key + 1;  // 0 marks an empty slot
-        if (!slots_.empty()) {
-            const std::size_t mask = slots_.size() - 1;
-            for (std::size_t i = mix(k) & mask;; i = (i + 1) & mask) {
-                if (slots_[i].key == k) return slots_[i].value;
-                if (slots_[i].key == 0) break;
-            }
-        }
-        return insert(k, make());
-    }
-    [[nodiscard]] std::optional<std::uint32_t> find(Key key) const noexcept {
-        if (slots_.empty()) return std::nullopt;
-        const Key k = key + 1;
+    [[gnu::always_inline]] std::uint32_t find_or_insert(const key& k, Make&& make) {
+        if (slots_.empty()) grow();
         const std::size_t mask = slots_.size() - 1;
-        for (std::size_t i = mix(k) & mask;; i = (i + 1) & mask) {
-            if (slots_[i].key == k) return slots_[i].value;
-            if (slots_[i].key == 0) return std::nullopt;
+        for (std::size_t i = this->hash(k) & mask;; i = (i + 1) & mask) {
+            slot& sl = slots_[i];
+            if (Layout::empty(sl)) return insert(k, make(), i);
+            if (this->matches(sl, k)) return this->value(sl, k);
+        }
+    }
+    [[nodiscard]] std::optional<std::uint32_t> find(const key& k) const noexcept {
+        if (slots_.empty()) return std::nullopt;
+        const std::size_t mask = slots_.size() - 1;
+        for (std::size_t i = this->hash(k) & mask;; i = (i + 1) & mask) {
+            const slot& sl = slots_[i];
+            if (Layout::empty(sl)) return std::nullopt;
+            if (this->matches(sl, k)) return this->value(sl, k);
         }
     }
     [[nodiscard]] std::size_t size() const noexcept { return used_; }
     /// Room for `n` keys without growing.
     void reserve(std::size_t n) {
+        Layout::reserve(n);
         std::size_t want = 16;
-        while (want * 2 < n * 3) want *= 2;
+        while (want * Layout::max_load.num < n * Layout::max_load.den) want *= 2;
         if (want > slots_.size()) rehash(want);
     }
+    [[nodiscard]] const Layout& layout() const noexcept { return *this; }
 
 private:
-    struct slot {
-        Key key = 0;
-        std::uint32_t value = 0;
-    };
-    static std::size_t mix(std::uint64_t k) noexcept { return mix_key(k); }
-    void grow() { rehash(slots_.empty() ? 1024 : slots_.size() * 2); }
-    std::uint32_t insert(Key k, std::uint32_t value) {  // k is absent
-        if ((used_ + 1) * 3 > slots_.size() * 2) grow();
-        const std::size_t mask = slots_.size() - 1;
-        std::size_t i = mix(k) & mask;
-        while (slots_[i].key != 0) i = (i + 1) & mask;
-        slots_[i] = {k, value};
+    /// Stores a new key at slot `at` (where its probe ended), or after growing (the load bound checked only
+    /// here: the look-ups that find their key, nearly all of them, pay nothing for it).
+    [[gnu::always_inline]] std::uint32_t insert(const key& k, std::uint32_t value, std::size_t at) {
+        if ((used_ + 1) * Layout::max_load.den > slots_.size() * Layout::max_load.num) {
+            grow();
+            const std::size_t mask = slots_.size() - 1;
+            at = this->hash(k) & mask;
+            while (!Layout::empty(slots_[at])) at = (at + 1) & mask;
+        }
+        slots_[at] = this->store(k, value);
         ++used_;
         return value;
     }
+    void grow() { rehash(slots_.empty() ? Layout::initial_slots : slots_.size() * 2); }
     void rehash(std::size_t size) {
         std::vector<slot> next(size);
-        const std::size_t mask = next.size() - 1;
+        const std::size_t mask = size - 1;
         for (const slot& sl : slots_) {
-            if (sl.key == 0) continue;
-            std::size_t i = mix(sl.key) & mask;
-            while (next[i].key != 0) i = (i + 1) & mask;
+            if (Layout::empty(sl)) continue;
+            std::size_t i = this->hash_of(sl) & mask;
+            while (!Layout::empty(next[i])) i = (i + 1) & mask;
             next[i] = sl;
         }
         slots_ = std::move(next);
@@ -143,126 +149,99 @@ private:
     std::size_t used_ = 0;
 };
 
-/// Two code points (a CJK bigram) -> 32-bit value, in 8-byte slots: the 42-bit key and a 22-bit value share
-/// one word, which halves the table that indexing probes once per CJK rune. Values that do not fit (a scope
-/// with over four million distinct tokens) live in a side map.
-class code_point_pair_map {
-public:
-    template <class Make>
-    [[gnu::always_inline]] std::uint32_t find_or_insert(char32_t a, char32_t b, Make&& make) {
-        const std::uint64_t k = key(a, b);
-        if (!slots_.empty()) {
-            const std::size_t mask = slots_.size() - 1;
-            for (std::size_t i = mix(k) & mask;; i = (i + 1) & mask) {
-                const std::uint64_t sl = slots_[i];
-                if ((sl & key_mask) == k) return value_of(sl, k);
-                if (sl == 0) break;
-            }
-        }
-        return insert(k, make());
-    }
-    [[nodiscard]] std::optional<std::uint32_t> find(char32_t a, char32_t b) const noexcept {
-        if (slots_.empty()) return std::nullopt;
-        const std::uint64_t k = key(a, b);
-        const std::size_t mask = slots_.size() - 1;
-        for (std::size_t i = mix(k) & mask;; i = (i + 1) & mask) {
-            const std::uint64_t sl = slots_[i];
-            if ((sl & key_mask) == k) return value_of(sl, k);
-            if (sl == 0) return std::nullopt;
-        }
-    }
-    void reserve(std::size_t n) {
-        std::size_t want = 16;
-        while (want * 2 < n * 3) want *= 2;
-        if (want > slots_.size()) rehash(want);
-    }
+struct load_factor {
+    std::size_t num, den;
+};
 
-private:
+/// Integer keys: key and value side by side, so that a probe touches one cache line.
+template <class Int>
+struct integer_layout {
+    struct slot {
+        Int key = 0;  // the key + 1: 0 marks an empty slot
+        std::uint32_t value = 0;
+    };
+    struct key {
+        Int stored;  // the key + 1
+        key(Int k) noexcept : stored(k + 1) {}  // NOLINT: a look-up by the integer itself
+    };
+    static constexpr load_factor max_load{2, 3};
+    static constexpr std::size_t initial_slots = 1024;
+    static void reserve(std::size_t) noexcept {}
+    [[nodiscard]] static std::size_t hash(const key& k) noexcept { return mix_key(k.stored); }
+    [[nodiscard]] static std::size_t hash_of(const slot& s) noexcept { return mix_key(s.key); }
+    [[nodiscard]] static bool empty(const slot& s) noexcept { return s.key == 0; }
+    [[nodiscard]] static bool matches(const slot& s, const key& k) noexcept { return s.key == k.stored; }
+    [[nodiscard]] static std::uint32_t value(const slot& s, const key&) noexcept { return s.value; }
+    [[nodiscard]] static slot store(const key& k, std::uint32_t v) noexcept { return {k.stored, v}; }
+};
+
+/// Two code points (a CJK bigram) in 8-byte slots: the 42-bit key and a 22-bit value share one word, which
+/// halves the table that indexing probes once per CJK rune. Values that do not fit (a scope with over four
+/// million distinct tokens) live in a side map.
+struct code_point_pair_layout {
     static constexpr unsigned key_bits = 42;
     static constexpr std::uint64_t key_mask = (std::uint64_t{1} << key_bits) - 1;
     static constexpr std::uint32_t overflow = (1u << (64 - key_bits)) - 1;  // value stored in overflow_
 
-    static std::uint64_t key(char32_t a, char32_t b) noexcept {  // + 1: 0 marks an empty slot
-        return ((std::uint64_t{a} << 21) | (b & 0x1FFFFFu)) + 1;
+    using slot = std::uint64_t;
+    struct key {
+        std::uint64_t packed;  // + 1: 0 marks an empty slot
+        key(char32_t a, char32_t b) noexcept : packed(((std::uint64_t{a} << 21) | (b & 0x1FFFFFu)) + 1) {}
+    };
+    static constexpr load_factor max_load{2, 3};
+    static constexpr std::size_t initial_slots = 1024;
+    static void reserve(std::size_t) noexcept {}
+    [[nodiscard]] static std::size_t hash(const key& k) noexcept { return mix_key(k.packed); }
+    [[nodiscard]] static std::size_t hash_of(slot s) noexcept { return mix_key(s & key_mask); }
+    [[nodiscard]] static bool empty(slot s) noexcept { return s == 0; }
+    [[nodiscard]] static bool matches(slot s, const key& k) noexcept { return (s & key_mask) == k.packed; }
+    [[nodiscard]] std::uint32_t value(slot s, const key& k) const noexcept {
+        const auto v = static_cast<std::uint32_t>(s >> key_bits);
+        return v == overflow ? overflow_.find(k.packed)->second : v;
     }
-    static std::size_t mix(std::uint64_t k) noexcept { return mix_key(k); }
-    [[nodiscard]] std::uint32_t value_of(std::uint64_t slot, std::uint64_t k) const noexcept {
-        const auto v = static_cast<std::uint32_t>(slot >> key_bits);
-        return v == overflow ? overflow_.find(k)->second : v;
-    }
-    std::uint32_t insert(std::uint64_t k, std::uint32_t value) {  // k is absent
-        if ((used_ + 1) * 3 > slots_.size() * 2) rehash(slots_.empty() ? 1024 : slots_.size() * 2);
-        const std::size_t mask = slots_.size() - 1;
-        std::size_t i = mix(k) & mask;
-        while (slots_[i] != 0) i = (i + 1) & mask;
-        const std::uint32_t stored = value < overflow ? value : overflow;
-        if (stored == overflow) overflow_.emplace(k, value);
-        slots_[i] = k | (std::uint64_t{stored} << key_bits);
-        ++used_;
-        return value;
-    }
-    void rehash(std::size_t size) {
-        std::vector<std::uint64_t> next(size, 0);
-        const std::size_t mask = next.size() - 1;
-        for (const std::uint64_t sl : slots_) {
-            if (sl == 0) continue;
-            std::size_t i = mix(sl & key_mask) & mask;
-            while (next[i] != 0) i = (i + 1) & mask;
-            next[i] = sl;
-        }
-        slots_ = std::move(next);
+    [[nodiscard]] slot store(const key& k, std::uint32_t v) {
+        const std::uint32_t stored = v < overflow ? v : overflow;
+        if (stored == overflow) overflow_.emplace(k.packed, v);
+        return k.packed | (std::uint64_t{stored} << key_bits);
     }
 
-    std::vector<std::uint64_t> slots_;
-    std::size_t used_ = 0;
     std::unordered_map<std::uint64_t, std::uint32_t> overflow_;
 };
 
-/// Text -> 32-bit value. Open addressing over one byte arena: indexing a scope looks up every word of every
-/// entry, and std::unordered_map's node chasing dominated that.
-class string_map {
-public:
-    [[nodiscard]] std::size_t size() const noexcept { return spans_.size(); }
+/// Text keys in one byte arena (indexing looks up every word of every entry, and std::unordered_map's node
+/// chasing dominated that); a slot holds the hash's high half as a tag, so most mismatches never compare
+/// text, and the index of the text's span.
+struct string_layout {
+    struct slot {
+        std::uint32_t tag = 0;
+        std::uint32_t index = 0;  // into spans_, + 1; 0 = empty
+    };
+    struct key {
+        std::string_view text;
+        std::uint64_t h;
+        key(std::string_view t) noexcept : text(t), h(hash_text(t)) {}  // NOLINT: a look-up by the text itself
+    };
+    static constexpr load_factor max_load{1, 2};
+    static constexpr std::size_t initial_slots = 256;
     void reserve(std::size_t n) {
         spans_.reserve(n);
         arena_.reserve(n * 6);
-        std::size_t want = 256;
-        while (want < n * 2) want *= 2;
-        if (want > slots_.size()) rehash(want);
     }
-
-    [[nodiscard]] std::optional<std::uint32_t> find(std::string_view s) const noexcept {
-        if (slots_.empty()) return std::nullopt;
-        const std::uint64_t h = hash(s);
-        const auto tag = static_cast<std::uint32_t>(h >> 32);
-        const std::size_t mask = slots_.size() - 1;
-        for (std::size_t i = h & mask;; i = (i + 1) & mask) {
-            const slot& sl = slots_[i];
-            if (sl.index == 0) return std::nullopt;
-            if (sl.tag == tag && text_of(sl.index - 1) == s) return spans_[sl.index - 1].value;
-        }
+    [[nodiscard]] static std::size_t hash(const key& k) noexcept { return static_cast<std::size_t>(k.h); }
+    [[nodiscard]] std::size_t hash_of(const slot& s) const noexcept { return static_cast<std::size_t>(hash_text(text_of(s.index - 1))); }
+    [[nodiscard]] static bool empty(const slot& s) noexcept { return s.index == 0; }
+    [[nodiscard]] bool matches(const slot& s, const key& k) const noexcept {
+        return s.tag == static_cast<std::uint32_t>(k.h >> 32) && text_of(s.index - 1) == k.text;
     }
-    template <class Make>
-    std::uint32_t find_or_insert(std::string_view s, Make&& make) {
-        if ((spans_.size() + 1) * 2 > slots_.size()) grow();
-        const std::uint64_t h = hash(s);
-        const auto tag = static_cast<std::uint32_t>(h >> 32);
-        const std::size_t mask = slots_.size() - 1;
-        for (std::size_t i = h & mask;; i = (i + 1) & mask) {
-            slot& sl = slots_[i];
-            if (sl.index == 0) {
-                const std::uint32_t value = make();
-                spans_.push_back({static_cast<std::uint32_t>(arena_.size()), static_cast<std::uint32_t>(s.size()), tag, value});
-                arena_.append(s);
-                sl = {tag, static_cast<std::uint32_t>(spans_.size())};
-                return value;
-            }
-            if (sl.tag == tag && text_of(sl.index - 1) == s) return spans_[sl.index - 1].value;
-        }
+    [[nodiscard]] std::uint32_t value(const slot& s, const key&) const noexcept { return spans_[s.index - 1].value; }
+    [[nodiscard]] slot store(const key& k, std::uint32_t v) {
+        spans_.push_back({static_cast<std::uint32_t>(arena_.size()), static_cast<std::uint32_t>(k.text.size()), v});
+        arena_.append(k.text);
+        return {static_cast<std::uint32_t>(k.h >> 32), static_cast<std::uint32_t>(spans_.size())};
     }
 
     /// Eight bytes at a time (tokens are short: one or two multiplications each), then a final mix.
-    static std::uint64_t hash(std::string_view s) noexcept {
+    [[nodiscard]] static std::uint64_t hash_text(std::string_view s) noexcept {
         const auto mix = [](std::uint64_t x) noexcept {
             x *= 0x9E3779B97F4A7C15ULL;
             return x ^ (x >> 32);
@@ -292,32 +271,18 @@ public:
     }
 
 private:
-    struct slot {
-        std::uint32_t tag = 0;    // high half of the hash: most mismatches never compare text
-        std::uint32_t index = 0;  // into spans_, + 1; 0 = empty
-    };
     struct span {
-        std::uint32_t offset, length, tag, value;
+        std::uint32_t offset, length, value;
     };
     [[nodiscard]] std::string_view text_of(std::uint32_t index) const noexcept {
         return std::string_view(arena_).substr(spans_[index].offset, spans_[index].length);
     }
-    void grow() { rehash(slots_.empty() ? 256 : slots_.size() * 2); }
-    void rehash(std::size_t size) {
-        std::vector<slot> next(size);
-        const std::size_t mask = next.size() - 1;
-        for (std::uint32_t k = 0; k < spans_.size(); ++k) {
-            std::size_t i = hash(text_of(k)) & mask;
-            while (next[i].index != 0) i = (i + 1) & mask;
-            next[i] = {spans_[k].tag, k + 1};
-        }
-        slots_ = std::move(next);
-    }
 
     std::string arena_;
     std::vector<span> spans_;
-    std::vector<slot> slots_;
 };
+
+using code_point_pair_map = probe_table<code_point_pair_layout>;
 
 /// The tokens of one scope, each with a dense id of that scope (so that postings and stamps are sized by
 /// the scope, not by every token the process has seen). A CJK rune or bigram is found by its code points,
@@ -336,7 +301,7 @@ public:
         return runes_.find_or_insert(static_cast<std::uint32_t>(c), [&] { return next_++; });
     }
     [[gnu::always_inline]] std::uint32_t bigram(char32_t a, char32_t b) {
-        return bigrams_.find_or_insert(a, b, [&] { return next_++; });
+        return bigrams_.find_or_insert({a, b}, [&] { return next_++; });
     }
     /// A word (no CJK rune in it): by its text.
     std::uint32_t word(std::string_view w) {
@@ -353,7 +318,7 @@ public:
     }
 
     [[nodiscard]] std::optional<std::uint32_t> find_rune(char32_t c) const noexcept { return runes_.find(static_cast<std::uint32_t>(c)); }
-    [[nodiscard]] std::optional<std::uint32_t> find_bigram(char32_t a, char32_t b) const noexcept { return bigrams_.find(a, b); }
+    [[nodiscard]] std::optional<std::uint32_t> find_bigram(char32_t a, char32_t b) const noexcept { return bigrams_.find({a, b}); }
     [[nodiscard]] std::optional<std::uint32_t> find_word(std::string_view w) const noexcept { return words_.find(w); }
     [[nodiscard]] std::optional<std::uint32_t> find(std::string_view t) const noexcept {
         char32_t cp[2];
@@ -377,9 +342,9 @@ public:
     }
 
 private:
-    integer_map<std::uint32_t> runes_;
-    code_point_pair_map bigrams_;
-    string_map words_;
+    probe_table<integer_layout<std::uint32_t>> runes_;
+    probe_table<code_point_pair_layout> bigrams_;
+    probe_table<string_layout> words_;
     std::uint32_t next_ = 0;
 };
 
