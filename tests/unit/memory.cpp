@@ -1115,3 +1115,43 @@ using shipped_backends = std::tuple<ram_backend>;
 ANIA_TEST_MEMORY_BACKENDS(shipped_backends)
 using shipped_similarity = std::tuple<dice_similarity, idf_similarity>;
 ANIA_TEST_SIMILARITY_POLICIES(shipped_similarity)
+
+namespace {
+/// A backend that could not be set up: enabled() is false, and any other call is counted (none may happen).
+struct unavailable_backend {
+    std::shared_ptr<int> touched = std::make_shared<int>(0);
+    bool enabled() const { return false; }
+    std::vector<entry> load(const scope&) const { ++*touched; return {}; }
+    std::vector<std::string> scopes() const { ++*touched; return {}; }
+    void insert(const scope&, const entry&) { ++*touched; }
+    void update(const scope&, const entry&) { ++*touched; }
+    void erase(const scope&, std::string_view) { ++*touched; }
+};
+struct unavailable_traits : default_memory_traits {
+    using backend = unavailable_backend;
+};
+} // namespace
+
+TEST_CASE("a disabled backend: every entry point answers disabled or nothing and never touches it", "[memory]") {
+    unavailable_backend b;
+    basic_manager<unavailable_traits> m(b, quiet_options());
+    CHECK_FALSE(m.enabled());
+    CHECK(m.save(g1, "x").status == save_status::disabled);
+    CHECK(m.update(g1, "00000000", "y", std::nullopt, std::nullopt).status == update_status::disabled);
+    CHECK(m.forget(g1, "00000000").status == forget_status::disabled);
+    CHECK(m.search(g1, "x").empty());
+    CHECK(m.search(g1, "").empty());
+    CHECK(m.scores(g1, "x").empty());
+    CHECK_FALSE(m.near_duplicate(g1, "x").best.has_value());
+    CHECK(m.list(g1).empty());
+    CHECK_FALSE(m.get(g1, "00000000").has_value());
+    CHECK(m.size(g1) == 0);
+    CHECK(m.stats(g1).entries == 0);
+    CHECK(m.scopes().empty());
+    CHECK(m.backfill(10) == 0);
+    CHECK(inject_block(m, g1, "x").empty());
+    m.reload(g1);
+    m.reindex(g1);
+    CHECK(make_tools(m, g1).empty());
+    CHECK(*b.touched == 0);
+}
