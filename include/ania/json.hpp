@@ -28,7 +28,7 @@ namespace detail {
 struct json_members_access {
     static json_members make(std::string text) {
         json_members m;
-        m.text_ = std::move(text);
+        m.text_ = std::make_unique<std::string>(std::move(text));
         return m;
     }
 };

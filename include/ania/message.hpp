@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -22,15 +23,25 @@ struct json_members_access;
 /// The message model parses no JSON; <ania/json.hpp> converts: `to_json(members)`, `members_from(object)`.
 class json_members {
 public:
-    json_members() = default;
-    [[nodiscard]] bool empty() const noexcept { return text_.empty(); }
+    json_members() noexcept = default;
+    json_members(const json_members& o) : text_(o.text_ ? std::make_unique<std::string>(*o.text_) : nullptr) {}
+    json_members(json_members&&) noexcept = default;
+    json_members& operator=(const json_members& o) {
+        if (this != &o) text_ = o.text_ ? std::make_unique<std::string>(*o.text_) : nullptr;
+        return *this;
+    }
+    json_members& operator=(json_members&&) noexcept = default;
+    ~json_members() = default;
+
+    [[nodiscard]] bool empty() const noexcept { return !text_; }
     /// The members as the text of a JSON object, or "" when there are none.
-    [[nodiscard]] const std::string& text() const noexcept { return text_; }
-    friend bool operator==(const json_members&, const json_members&) = default;
+    [[nodiscard]] std::string_view text() const noexcept { return text_ ? std::string_view(*text_) : std::string_view(); }
+    friend bool operator==(const json_members& a, const json_members& b) noexcept { return a.text() == b.text(); }
 
 private:
     friend struct detail::json_members_access;
-    std::string text_;
+    // One pointer (none: null): most messages carry no extras, and a message is copied and scanned in bulk.
+    std::unique_ptr<std::string> text_;
 };
 
 /// Who speaks. `developer` is OpenAI's newer name for system-level instructions.
