@@ -292,7 +292,6 @@ public:
         sqlite3_reset(s_);
         sqlite3_clear_bindings(s_);
     }
-    [[nodiscard]] sqlite3_stmt* get() const noexcept { return s_; }
     operator sqlite3_stmt*() const noexcept { return s_; }
 
 private:

@@ -116,7 +116,6 @@ public:
         while (want * Layout::max_load.num < n * Layout::max_load.den) want *= 2;
         if (want > slots_.size()) rehash(want);
     }
-    [[nodiscard]] const Layout& layout() const noexcept { return *this; }
 
 private:
     /// Stores a new key at slot `at` (where its probe ended), or after growing (the load bound checked only

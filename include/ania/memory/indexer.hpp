@@ -36,7 +36,6 @@ public:
         stamp_[id] = epoch_;
         return true;
     }
-    [[nodiscard]] bool contains(std::uint32_t id) const noexcept { return id < stamp_.size() && stamp_[id] == epoch_; }
     /// Empties the set.
     void clear() noexcept {
         if (++epoch_ == 0) {

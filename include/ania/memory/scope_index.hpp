@@ -39,8 +39,6 @@ struct scope_index {
     std::string last_timestamp;
     std::uint64_t version = 0;
 
-    [[nodiscard]] std::size_t size() const noexcept { return entries.size(); }
-
     [[nodiscard]] std::size_t find(std::string_view id) const noexcept {
         for (std::size_t i = 0; i < entries.size(); ++i)
             if (entries[i].id == id) return i;
