@@ -82,7 +82,7 @@ int main(int argc, char** argv) {
                                                  ania::text::rune_count(memories_block));
         show("user", ania::message::user(text));
         while (true) {  // the tool loop: call the model until it answers with text
-            ania::completion reply = model.complete(request);
+            ania::completion reply = model.complete(ania::chat_request{std::span<const ania::message>(request)});
             stats.record_call(reply.used);
             request.push_back(std::move(reply.reply));
             show("assistant", request.back());

@@ -18,7 +18,8 @@ namespace example {
 /// a server would: prompt tokens = the size of the whole request (estimated here as characters / 2).
 class scripted_model {
 public:
-    ania::completion complete(std::span<const ania::message> request) {
+    ania::completion complete(const ania::chat_request& req) {
+        const ania::message_sequence& request = req.messages;
         std::int64_t prompt = 0;
         for (const auto& m : request) prompt += 4 + static_cast<std::int64_t>(ania::text::rune_count(m.text())) / 2;
         const ania::usage used{prompt, 16, prompt + 16, {}};

@@ -4,7 +4,7 @@
 #include <ania/store/sqlite_store.hpp>
 
 struct client {
-    ania::completion complete(std::span<const ania::message>) { return ania::completion::failure("x"); }
+    ania::completion complete(const ania::chat_request&) { return ania::completion::failure("x"); }
 };
 
 int main() {

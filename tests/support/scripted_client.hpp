@@ -43,8 +43,9 @@ public:
         return *this;
     }
 
-    ania::completion complete(std::span<const ania::message> msgs) {
-        state_->requests.emplace_back(msgs.begin(), msgs.end());
+    ania::completion complete(const ania::chat_request& request) {
+        state_->requests.push_back(request.messages.to_vector());
+        state_->tools.push_back(request.tools.size());
         if (state_->script.empty()) {
             if (state_->fallback.empty()) return ania::completion::failure("scripted_client: script exhausted");
             return ania::completion::success(ania::message::assistant(state_->fallback), {50, 10, 60, {}});
@@ -57,12 +58,14 @@ public:
 
     [[nodiscard]] const std::vector<std::vector<ania::message>>& requests() const { return state_->requests; }
     [[nodiscard]] std::size_t calls() const { return state_->requests.size(); }
+    [[nodiscard]] const std::vector<std::size_t>& tools_offered() const { return state_->tools; }
 
 private:
     struct state {
         std::deque<step> script;
         std::string fallback;
         std::vector<std::vector<ania::message>> requests;
+        std::vector<std::size_t> tools;  // tools offered with each request
     };
     std::shared_ptr<state> state_;
 };

@@ -96,7 +96,7 @@ struct calibrating_without_scale : ania::token_counter_archetype {
     void observe(std::int64_t, std::int64_t);
 };
 struct client_returning_a_message {  // failures are values: complete returns a completion
-    ania::message complete(std::span<const ania::message>);
+    ania::message complete(const ania::chat_request&);
 };
 struct compressor_taking_a_vector {  // compress takes a compress_input
     ania::compression_result compress(const std::vector<ania::message>&);
@@ -176,7 +176,7 @@ void history_store_archetype::replace(std::string_view, std::span<const message>
 void history_store_archetype::clear(std::string_view) {}
 void prefix_dropping_store_archetype::drop_front(std::string_view, std::size_t) {}
 std::int64_t token_counter_archetype::count(const message&) const noexcept { return 1; }
-completion chat_client_archetype::complete(std::span<const message>) { return completion::failure("archetype"); }
+completion chat_client_archetype::complete(const chat_request&) { return completion::failure("archetype"); }
 compression_result compressor_archetype::compress(const compress_input&) { return compression_result::keep_suffix(0); }
 } // namespace ania
 namespace ania::memory {

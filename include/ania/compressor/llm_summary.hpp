@@ -156,7 +156,7 @@ private:
         const std::vector<message> request{message::system(opt_.prompt), message::user(transcript)};
         completion c;
         try {
-            c = client().complete(request);
+            c = client().complete(chat_request{std::span<const message>(request)});
         } catch (const std::exception& e) {
             error = std::string("llm_summary: the client threw: ") + e.what();
             return std::nullopt;
