@@ -7,6 +7,7 @@
 #include <vector>
 
 #include <ania/json.hpp>
+#include <ania/json_writer.hpp>
 
 #include "bench_data.hpp"
 
@@ -373,4 +374,80 @@ TEST_CASE("json_members: provider members as text in wire order, converted by js
     const ania::message parsed = ania::parse_message(R"({"role":"user","x_b":2,"content":"hi","x_a":1})");
     CHECK(parsed.extra.text() == R"({"x_b":2,"x_a":1})");
     CHECK(ania::dump(parsed) == R"({"role":"user","x_b":2,"x_a":1,"content":"hi"})");  // together, where the first stood
+}
+
+namespace {
+std::string direct(const message& m, const ania::write_options& opt = {}) {
+    std::string out;
+    ania::append_json(out, m, opt);
+    return out;
+}
+} // namespace
+
+TEST_CASE("the direct writer writes the bytes dump writes", "[message][writer]") {
+    // Every message of the data set, in its own wire order.
+    for (const std::string& line : ania_test::load_lines("history_10k")) {
+        const message m = ania::parse_message(line);
+        REQUIRE(direct(m) == line);
+    }
+    // Random messages: control characters, quotes, NUL, emoji, images, calls, extras (which take dump's path).
+    std::mt19937 rng(11);
+    for (int i = 0; i < 3000; ++i) {
+        const message m = random_message(rng);
+        REQUIRE(direct(m) == ania::dump(m));
+    }
+    // Every control character is escaped as nlohmann escapes it.
+    std::string controls;
+    for (int c = 0; c < 0x20; ++c) controls.push_back(static_cast<char>(c));
+    controls += "\"\\/\x7f";
+    CHECK(direct(message::user(controls)) == ania::dump(message::user(controls)));
+    // Invalid UTF-8 put into a field directly (the constructors repair it): dump's replacement, byte for byte.
+    message bad = message::assistant("ok");
+    bad.content = "a\xff\xc3" "b";
+    bad.tool_calls.push_back({"id\xfe", "function", "f", "{}", {}, {}});
+    CHECK(direct(bad) == ania::dump(bad));
+    CHECK(direct(bad).find("\xef\xbf\xbd") != std::string::npos);
+    // The options.
+    using tcc = ania::write_options::tool_call_content;
+    message calls = message::assistant_calls({{"c1", "function", "f", "{}", {}, {}}});
+    calls.reasoning_content = "hmm";
+    for (const tcc v : {tcc::keep, tcc::null, tcc::empty_string, tcc::omit})
+        for (const bool reasoning : {true, false}) {
+            const ania::write_options opt{v, reasoning};
+            CHECK(direct(calls, opt) == ania::dump(calls, opt));
+        }
+}
+
+TEST_CASE("a request body: model, the messages of every segment in order, the tools", "[message][writer]") {
+    const std::vector<message> system{message::system("sys")};
+    const std::vector<message> history{message::user("a"), message::assistant("b")};
+    const std::vector<message> turn{message::user("c")};
+    ania::tool t{"lookup", "looks up", json{{"type", "object"}}, {}};
+    const ania::chat_request req{{system, history, turn}, std::span<const ania::tool>(&t, 1)};
+    const json body = json::parse(ania::request_to_json(req, "m-1"));
+    CHECK(body.at("model") == "m-1");
+    REQUIRE(body.at("messages").size() == 4);
+    CHECK(body.at("messages")[0].at("content") == "sys");
+    CHECK(body.at("messages")[3].at("content") == "c");
+    CHECK(body.at("tools")[0] == t.definition());
+    // Empty segments anywhere are skipped; no tools: no member.
+    const json bare = json::parse(ania::request_to_json(ania::chat_request{{{}, history, {}}}, "m"));
+    CHECK(bare.at("messages").size() == 2);
+    CHECK_FALSE(bare.contains("tools"));
+}
+
+TEST_CASE("message_sequence reads its segments as one sequence", "[message][writer]") {
+    const std::vector<message> a{message::user("1")}, c{message::user("3"), message::user("4")};
+    const ania::message_sequence s({}, a, c);
+    REQUIRE(s.size() == 3);
+    CHECK(s[0].content == "1");
+    CHECK(s[2].content == "4");
+    CHECK(s.front().content == "1");
+    CHECK(s.back().content == "4");
+    std::string seen;
+    for (const message& m : s) seen += m.content;
+    CHECK(seen == "134");
+    CHECK(ania::message_sequence(a, {}, {}).back().content == "1");
+    CHECK(ania::message_sequence().empty());
+    CHECK(ania::message_sequence().begin() == ania::message_sequence().end());
 }

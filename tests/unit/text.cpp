@@ -202,3 +202,22 @@ TEST_CASE("the SIMD kernels equal their portable versions", "[text][simd]") {
 #endif
     }
 }
+
+TEST_CASE("find_invalid_utf8 agrees with decode_rune on random bytes", "[text][utf8][property]") {
+    // The validator is written apart from the decoder (it runs over every string a request sends): the
+    // decoder is the reference for where the first ill-formed sequence starts.
+    const auto reference = [](std::string_view s) {
+        for (std::size_t i = 0; i < s.size();) {
+            const decoded_rune r = decode_rune(s, i);
+            if (!r.valid) return i;
+            i += r.length;
+        }
+        return std::string_view::npos;
+    };
+    std::mt19937 rng(5);
+    std::uniform_int_distribution<std::size_t> len(0, 40);
+    for (int i = 0; i < 200000; ++i) {
+        const std::string s = random_bytes(rng, len(rng));
+        REQUIRE(find_invalid_utf8(s) == reference(s));
+    }
+}

@@ -71,13 +71,34 @@ namespace detail {
 
 /// Byte offset of the first ill-formed sequence, or std::string_view::npos when `s` is valid UTF-8.
 [[nodiscard]] inline std::size_t find_invalid_utf8(std::string_view s) noexcept {
-    std::size_t pos = 0;
+    // decode_rune's rules, without building the code point: this runs over every string a request sends.
+    const std::size_t n = s.size();
+    const auto at = [&](std::size_t i) noexcept { return static_cast<unsigned char>(s[i]); };
+    const auto cont = [&](std::size_t i) noexcept { return (at(i) & 0xC0) == 0x80; };
+    std::size_t i = 0;
     while (true) {
-        pos = detail::ascii_prefix(s, pos);
-        if (pos >= s.size()) return std::string_view::npos;
-        const decoded_rune r = decode_rune(s, pos);
-        if (!r.valid) return pos;
-        pos += r.length;
+        i = detail::ascii_prefix(s, i);
+        if (i >= n) return std::string_view::npos;
+        const unsigned char b0 = at(i);
+        if (b0 < 0xC2) return i;  // a continuation byte, or an overlong 2-byte lead
+        if (b0 < 0xE0) {
+            if (i + 1 >= n || !cont(i + 1)) return i;
+            i += 2;
+        } else if (b0 < 0xF0) {
+            if (i + 2 >= n) return i;
+            const unsigned char b1 = at(i + 1);
+            const unsigned char lo = b0 == 0xE0 ? 0xA0 : 0x80, hi = b0 == 0xED ? 0x9F : 0xBF;  // overlong, surrogates
+            if (b1 < lo || b1 > hi || !cont(i + 2)) return i;
+            i += 3;
+        } else if (b0 < 0xF5) {
+            if (i + 3 >= n) return i;
+            const unsigned char b1 = at(i + 1);
+            const unsigned char lo = b0 == 0xF0 ? 0x90 : 0x80, hi = b0 == 0xF4 ? 0x8F : 0xBF;  // overlong, > U+10FFFF
+            if (b1 < lo || b1 > hi || !cont(i + 2) || !cont(i + 3)) return i;
+            i += 4;
+        } else {
+            return i;
+        }
     }
 }
 
