@@ -35,3 +35,6 @@
 #include <ania/memory/tools.hpp>
 #include <ania/memory/admin.hpp>
 #include <ania/memory/backfill.hpp>
+#include <ania/json_writer.hpp>
+#include <ania/agent/agent.hpp>
+#include <ania/agent/slots.hpp>

@@ -43,6 +43,8 @@ enum class compress_status : std::uint8_t { not_due, compressed, failed };
 struct compress_report {
     compress_status status = compress_status::not_due;
     std::size_t before = 0, after = 0;  ///< history length
+    std::size_t dropped = 0;            ///< the oldest messages replaced: history[0, dropped) is gone
+    std::size_t prefix = 0;             ///< new messages in front of what was kept (1 for a summary, 0 for a cut)
     usage used;                         ///< tokens the compression spent (also added to the turn's stats)
     repair_report repaired;             ///< what the repair pass changed in the result
     std::string error;                  ///< why the compressor failed, or why its primary did
@@ -89,6 +91,8 @@ compress_report maybe_compress(token_window<Counter>& window, C& comp, S& store,
     if (!r.error.empty()) log_to(hooks.log, log_level::warn, "compression fell back: " + r.error);
     const bool suffix_only = r.prefix.empty();
     const std::size_t dropped = std::min(r.keep_from, window.size());
+    report.dropped = dropped;
+    report.prefix = r.prefix.size();
     window.apply(std::move(r));
     if (!is_valid_transcript(window.messages())) {
         std::vector<message> fixed(window.messages().begin(), window.messages().end());

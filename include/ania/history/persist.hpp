@@ -129,6 +129,21 @@ namespace detail {
     return t;
 }
 
+/// make_turn_copies for a caller that built the user message as it is to be kept (the agent: the user's
+/// text and images, without this turn's injections): `turn` starts with the user message as it was sent,
+/// which `kept_user` replaces in both copies.
+[[nodiscard]] inline turn_copies make_turn_copies(std::span<const message> turn, message kept_user, const persist_options& opt = {}) {
+    turn_copies t;
+    if (turn.empty()) return t;
+    t.window.reserve(turn.size());
+    t.window.push_back(std::move(kept_user));
+    t.window.insert(t.window.end(), turn.begin() + 1, turn.end());
+    repair_transcript(t.window, opt.incomplete);
+    t.stored = t.window;
+    degrade_images_in_place(t.stored, opt.image_marker);
+    return t;
+}
+
 /// The stored copy alone (make_turn_copies(...).stored), for a caller whose window is kept elsewhere.
 [[nodiscard]] inline std::vector<message> persisted_turn(std::span<const message> request, std::size_t user_index,
                                                          const std::optional<std::string>& persist_user_text = std::nullopt,

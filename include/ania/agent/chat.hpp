@@ -1,0 +1,92 @@
+// ania/agent/chat.hpp -- what goes into a turn (user_input, chat_options) and what comes out (chat_result),
+// and the options of an agent.
+// SPDX-License-Identifier: MIT
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include <ania/agent/hooks.hpp>
+#include <ania/agent/tool_registry.hpp>
+#include <ania/config.hpp>
+#include <ania/context/maybe_compress.hpp>
+#include <ania/context/window_options.hpp>
+#include <ania/history/persist.hpp>
+#include <ania/message.hpp>
+#include <ania/transcript.hpp>
+#include <ania/usage.hpp>
+
+namespace ania {
+
+/// What the user sent: text, images (http(s) URLs or data URIs) and optionally the participant's name.
+struct user_input {
+    std::string text;
+    std::vector<std::string> images{};
+    std::optional<std::string> name{};
+
+    user_input(std::string t) : text(std::move(t)) {}                                       // NOLINT: text is the common case
+    user_input(const char* t) : text(t) {}                                                  // NOLINT
+    user_input(std::string t, std::vector<std::string> imgs) : text(std::move(t)), images(std::move(imgs)) {}
+};
+
+/// Per-turn options.
+struct chat_options {
+    /// Spliced before the user's text in this turn's request only (SPEC §2: memory blocks, knowledge
+    /// snippets, reminders). Never in the window, never in the store: history keeps what the user wrote.
+    std::vector<std::string> injections{};
+    /// 0: agent_options::max_iterations.
+    int max_iterations = 0;
+};
+
+/// What one turn did.
+struct chat_result {
+    turn_end end = turn_end::failed;
+    std::string reply;                ///< the model's final text (empty unless end == replied)
+    std::vector<message> messages;    ///< the turn as the window keeps it (empty when nothing was committed)
+    turn_stats stats;                 ///< usage of the turn's calls, iterations, compression tokens apart
+    compress_report compression;      ///< the compression before the round (status not_due when none ran)
+    std::size_t compressions = 0;     ///< compressions during the turn (before it, and inside the tool loop)
+    repair_report repaired;           ///< what the transcript check fixed in the model's replies
+    std::size_t ids_assigned = 0;     ///< tool calls that came without a usable id and got one
+    std::string error;                ///< why the turn failed or was blocked
+    std::chrono::nanoseconds elapsed{};
+
+    [[nodiscard]] bool ok() const noexcept { return end == turn_end::replied; }
+    [[nodiscard]] bool committed() const noexcept { return !messages.empty(); }
+};
+
+/// The options of one agent (one conversation).
+struct agent_options {
+    std::string session{};      ///< the history key, e.g. "g:<group id>" or "f:<user id>"
+    std::string system_prompt{};  ///< the base prompt: the request's system message, never stored
+    window_options window{};    ///< from_config<window_options>(cfg): max_context_tokens, compress_ratio
+    int max_iterations = 20;    ///< LLM calls per turn (tool rounds), as the original
+    /// Calls past this many in one reply are answered with tool_texts::too_many_calls, not run: a model
+    /// that sends 80,000 calls costs 80,000 short answers, not 80,000 tool runs.
+    std::size_t max_tool_calls_per_reply = 128;
+    std::size_t post_tool_use_runes = 1000;  ///< PostToolUse sees the result cut to this many code points
+    tool_texts tool_replies{};
+    persist_options persist{};  ///< the image marker; unanswered calls of a cut turn get "[cancelled]"
+    repair_options repair{};    ///< how a stored history and a reply are repaired
+    /// memory.auto_inject and the like: called with (session, user text) before each turn; a non-empty answer
+    /// is one more injection of that turn (see chat_options::injections).
+    std::function<std::string(std::string_view session, std::string_view text)> auto_inject{};
+};
+
+/// agent_options from a configuration: the window's limits (max_context_tokens, compress_ratio); the rest
+/// is the caller's (session, prompt).
+template <>
+[[nodiscard]] inline agent_options from_config<agent_options>(const config& cfg) {
+    agent_options o;
+    o.window = from_config<window_options>(cfg);
+    return o;
+}
+
+} // namespace ania

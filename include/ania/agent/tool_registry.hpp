@@ -1,0 +1,121 @@
+// ania/agent/tool_registry.hpp -- the tools an agent offers the model, and running one call safely.
+// SPDX-License-Identifier: MIT
+#pragma once
+
+#include <cstddef>
+#include <exception>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include <ania/error.hpp>
+#include <ania/json.hpp>
+#include <ania/message.hpp>
+#include <ania/text/utf8.hpp>
+#include <ania/tool.hpp>
+
+namespace ania {
+
+/// The texts the model reads when a call cannot run normally. The defaults are Chinese, as the rest of the
+/// original's tool replies (memory/tools.hpp); `{name}` and `{why}` are filled in.
+struct tool_texts {
+    std::string unknown_tool = "错误：未知工具 {name}";
+    std::string bad_arguments = "错误：工具 {name} 的参数不是合法的 JSON 对象（{why}），请修正后重试。";
+    std::string tool_failed = "错误：工具 {name} 执行失败：{why}";
+    std::string too_many_calls = "错误：一次回复中的工具调用过多，此调用未执行。";
+};
+
+[[nodiscard]] inline std::string fill_tool_text(std::string_view pattern, std::string_view name, std::string_view why = {}) {
+    std::string out(pattern);
+    for (const auto& [key, value] : {std::pair<std::string_view, std::string_view>{"{name}", name}, {"{why}", why}})
+        if (const auto at = out.find(key); at != std::string::npos) out.replace(at, key.size(), value);
+    return out;
+}
+
+/// The tools of one agent: the static ones it was built with (one list shared between the sessions of a bot)
+/// and those added to this session at run time (they shadow a static tool of the same
+/// name). `run` never throws: an unknown tool, arguments that are not a JSON object and a handler that throws
+/// are each answered with a text the model can act on. Not thread-safe: one agent, one thread.
+class tool_registry {
+public:
+    tool_registry() = default;
+    explicit tool_registry(std::vector<tool> static_tools)
+        : static_(std::make_shared<const std::vector<tool>>(std::move(static_tools))) {
+        rebuild();
+    }
+    explicit tool_registry(std::shared_ptr<const std::vector<tool>> static_tools) : static_(std::move(static_tools)) { rebuild(); }
+
+    /// Adds (or replaces, by name) a tool of this session.
+    void add(tool t) {
+        for (tool& mine : own_)
+            if (mine.name == t.name) {
+                mine = std::move(t);
+                rebuild();
+                return;
+            }
+        own_.push_back(std::move(t));
+        rebuild();
+    }
+    /// Removes a tool of this session; returns whether there was one. Static tools stay.
+    bool remove(std::string_view name) {
+        for (auto it = own_.begin(); it != own_.end(); ++it)
+            if (it->name == name) {
+                own_.erase(it);
+                rebuild();
+                return true;
+            }
+        return false;
+    }
+
+    /// What the request offers, in order: static tools first (minus the shadowed), then this session's.
+    [[nodiscard]] std::span<const tool> tools() const noexcept { return all_; }
+    [[nodiscard]] const tool* find(std::string_view name) const noexcept {
+        for (const tool& t : all_)
+            if (t.name == name) return &t;
+        return nullptr;
+    }
+
+    /// Runs one call. Empty arguments count as `{}` (models send "" for tools without parameters).
+    [[nodiscard]] tool_output run(const tool_call& call, const tool_texts& texts = {}) const {
+        const tool* t = find(call.name);
+        if (t == nullptr || (!t->handler && !t->image_handler)) return {fill_tool_text(texts.unknown_tool, call.name), {}};
+        std::string_view args = call.arguments;
+        if (text::trim(args).empty()) args = "{}";
+        try {
+            const json parsed = parse_json(args);
+            if (!parsed.is_object())
+                return {fill_tool_text(texts.bad_arguments, call.name, std::string("got ") + parsed.type_name()), {}};
+        } catch (const std::exception& e) {
+            return {fill_tool_text(texts.bad_arguments, call.name, e.what()), {}};
+        }
+        try {
+            if (t->image_handler) return t->image_handler(args);
+            return {t->handler(args), {}};
+        } catch (const std::exception& e) {
+            return {fill_tool_text(texts.tool_failed, call.name, e.what()), {}};
+        } catch (...) {
+            return {fill_tool_text(texts.tool_failed, call.name, "unknown exception"), {}};
+        }
+    }
+
+private:
+    void rebuild() {
+        all_.clear();
+        if (static_)
+            for (const tool& t : *static_) {
+                bool shadowed = false;
+                for (const tool& mine : own_) shadowed = shadowed || mine.name == t.name;
+                if (!shadowed) all_.push_back(t);
+            }
+        all_.insert(all_.end(), own_.begin(), own_.end());
+    }
+
+    std::shared_ptr<const std::vector<tool>> static_;
+    std::vector<tool> own_;
+    std::vector<tool> all_;  // what a request offers: rebuilt when tools change, so a call costs no copy
+};
+
+} // namespace ania
