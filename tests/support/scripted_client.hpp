@@ -3,6 +3,7 @@
 #pragma once
 
 #include <deque>
+#include <functional>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -21,12 +22,30 @@ struct scripted_throw {
 /// Copies share one script (like a real client handle shares its connection).
 class scripted_client {
 public:
-    using step = std::variant<ania::completion, scripted_throw>;
+    using respond_fn = std::function<ania::completion(const ania::chat_request&)>;
+    using step = std::variant<ania::completion, scripted_throw, respond_fn>;
 
     scripted_client() : state_(std::make_shared<state>()) {}
 
     scripted_client& reply(std::string text, ania::usage u = {100, 20, 120, {}}) {
         state_->script.emplace_back(ania::completion::success(ania::message::assistant(std::move(text)), u));
+        return *this;
+    }
+    /// A reply that calls tools: (name, arguments) pairs, ids call_<n> counted over the script.
+    scripted_client& calls(std::vector<std::pair<std::string, std::string>> cs, ania::usage u = {100, 20, 120, {}}) {
+        std::vector<ania::tool_call> out;
+        for (auto& [name, args] : cs)
+            out.push_back({"call_" + std::to_string(++state_->ids), "function", std::move(name), std::move(args), {}, {}});
+        state_->script.emplace_back(ania::completion::success(ania::message::assistant_calls(std::move(out)), u));
+        return *this;
+    }
+    scripted_client& message(ania::message m, ania::usage u = {100, 20, 120, {}}) {
+        state_->script.emplace_back(ania::completion::success(std::move(m), u));
+        return *this;
+    }
+    /// A step computed from the request it gets (e.g. to block until a test releases it).
+    scripted_client& respond(respond_fn f) {
+        state_->script.emplace_back(std::move(f));
         return *this;
     }
     scripted_client& fail(std::string why, ania::usage u = {}) {
@@ -53,11 +72,13 @@ public:
         step s = std::move(state_->script.front());
         state_->script.pop_front();
         if (auto* t = std::get_if<scripted_throw>(&s)) throw std::runtime_error(t->what);
+        if (auto* f = std::get_if<respond_fn>(&s)) return (*f)(request);
         return std::get<ania::completion>(std::move(s));
     }
 
     [[nodiscard]] const std::vector<std::vector<ania::message>>& requests() const { return state_->requests; }
     [[nodiscard]] std::size_t calls() const { return state_->requests.size(); }
+    [[nodiscard]] std::size_t remaining() const { return state_->script.size(); }
     [[nodiscard]] const std::vector<std::size_t>& tools_offered() const { return state_->tools; }
 
 private:
@@ -66,6 +87,7 @@ private:
         std::string fallback;
         std::vector<std::vector<ania::message>> requests;
         std::vector<std::size_t> tools;  // tools offered with each request
+        int ids = 0;
     };
     std::shared_ptr<state> state_;
 };
