@@ -48,7 +48,7 @@ namespace ania {
 /// tools), stateless ones cost no space. Not thread-safe: one turn at a time per agent (a session cache
 /// holds the session's lock while it responds). The writer must outlive the agent.
 template <class Traits = default_agent_traits>
-class basic_agent : private detail::checked_agent_traits<Traits> {
+class basic_agent : private detail::agent_slot_checks<Traits> {
     using checked = detail::checked_agent_traits<Traits>;
 
 public:

@@ -61,19 +61,22 @@ struct slot_entry<S, true> {
     using type = typename S::type;
 };
 
+template <class... Slots>
+struct slot_list_checks {  // a base of its own: see agent_slot_checks (traits.hpp)
+    static_assert((std::is_base_of_v<slot::slot_base, Slots> && ...),
+                  "ania::agent_of: every argument must be a slot: ania::slot::client<C>, ania::slot::store<S>, "
+                  "ania::slot::compressor<P>, ... (see ania/agent/slots.hpp)");
+    static constexpr auto keys = boost::hana::make_tuple(boost::hana::type_c<typename slot_entry<Slots>::key>...);
+    static_assert(decltype(boost::hana::length(boost::hana::to_set(keys)) == boost::hana::length(keys))::value,
+                  "ania::agent_of: a slot is given twice");
+};
+
 } // namespace detail
 
 /// default_agent_traits with the given slots replaced (see agent_of).
 template <class... Slots>
-struct slot_traits {
-    static_assert((std::is_base_of_v<slot::slot_base, Slots> && ...),
-                  "ania::agent_of: every argument must be a slot: ania::slot::client<C>, ania::slot::store<S>, "
-                  "ania::slot::compressor<P>, ... (see ania/agent/slots.hpp)");
-
+struct slot_traits : private detail::slot_list_checks<Slots...> {
 private:
-    static constexpr auto keys = boost::hana::make_tuple(boost::hana::type_c<typename detail::slot_entry<Slots>::key>...);
-    static_assert(decltype(boost::hana::length(boost::hana::to_set(keys)) == boost::hana::length(keys))::value,
-                  "ania::agent_of: a slot is given twice");
     // to_map keeps one value per key, so a duplicate does not add a second error to the one above.
     using map_type = decltype(boost::hana::to_map(boost::hana::make_tuple(boost::hana::make_pair(
         boost::hana::type_c<typename detail::slot_entry<Slots>::key>, boost::hana::type_c<typename detail::slot_entry<Slots>::type>)...)));
