@@ -1,0 +1,48 @@
+// bench/agent.cpp -- what the library adds to an LLM call: one agent turn with a zero-latency SCRIPTED client
+// (no model) over a session whose history holds the first 1k / 10k messages of the data set. Included:
+// request assembly, the transcript check, the tool-free loop, the commit of both copies and the store's
+// append (the writer is flushed every turn, so its thread's work is inside the figure). Target: O(turn),
+// so agent_turn/overhead/10k within 2x of /1k. The wire body is bench/message.cpp's request_to_json.
+#include <benchmark/benchmark.h>
+
+#include <string>
+#include <vector>
+
+#include <ania/ania.hpp>
+
+#include "bench_data.hpp"
+
+namespace {
+
+/// Answers at once, reading only the newest message (a real client serialises the request: see
+/// request_to_json).
+struct instant_client {
+    ania::completion complete(const ania::chat_request& req) {
+        const bool asked = req.messages.back().role == ania::role::user;
+        return ania::completion::success(ania::message::assistant(asked ? "好的，收到。" : "嗯。"), {1200, 8, 1208, {}});
+    }
+};
+
+void agent_turn(benchmark::State& state, const char* data) {
+    const auto lines = ania_test::load_lines(data);
+    std::vector<ania::message> history;
+    for (std::size_t i = 1; i < lines.size(); ++i) history.push_back(ania::parse_message(lines[i]));
+    ania::memory_store store;
+    store.append("g:1", history);
+    ania::background_writer<ania::memory_store> writer(store);
+    ania::agent_options opt{.session = "g:1", .system_prompt = ania::parse_message(lines[0]).content};
+    opt.window.max_context_tokens = 0;  // no compression: the figure is the turn, not a summary
+    ania::agent<instant_client> agent(writer, {.client = {}}, opt);
+    benchmark::DoNotOptimize(agent.window().size());  // the load, outside the loop
+    for (auto _ : state) {
+        ania::chat_result r = agent.chat("[nickname:小明 id:qq:1] 今天的会议几点开始？");
+        writer.flush();
+        benchmark::DoNotOptimize(r);
+    }
+}
+BENCHMARK_CAPTURE(agent_turn, 1k, "history_1k")->Name("agent_turn/overhead/1k")->Unit(benchmark::kMicrosecond);
+BENCHMARK_CAPTURE(agent_turn, 10k, "history_10k")->Name("agent_turn/overhead/10k")->Unit(benchmark::kMicrosecond);
+
+} // namespace
+
+BENCHMARK_MAIN();
