@@ -63,9 +63,9 @@ struct no_events {
 
 /// Forwards every event to one function per type (unset ones are skipped); exceptions are caught by the agent.
 struct event_functions {
-    std::function<void(const compression_event&)> compression;
-    std::function<void(const repair_event&)> repair;
-    std::function<void(const persistence_event&)> persistence;
+    std::function<void(const compression_event&)> compression{};
+    std::function<void(const repair_event&)> repair{};
+    std::function<void(const persistence_event&)> persistence{};
 
     void operator()(const compression_event& e) const { if (compression) compression(e); }
     void operator()(const repair_event& e) const { if (repair) repair(e); }
