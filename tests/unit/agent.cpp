@@ -619,3 +619,79 @@ TEST_CASE("the agent types: traits, named slots, aliases, and the concepts of th
     };
     STATIC_REQUIRE_FALSE(ania::log_policy<mutable_log>);
 }
+
+TEST_CASE("a /stop from another thread while the client is waiting ends the turn as cancelled", "[agent][cancel][threads]") {
+    rig r;
+    r.model.respond([](const ania::chat_request& req) {
+        // A real client polls its transfer; this one waits for the stop token (bounded, so a bug cannot hang).
+        for (int i = 0; i < 5000 && !req.stop.stop_requested(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+        return req.stop.stop_requested() ? ania::completion::failure("aborted: cancelled") : ania::completion::success(message::assistant("late"));
+    });
+    auto a = r.make();
+    std::stop_source stop;
+    std::thread stopper([&] {
+        std::this_thread::sleep_for(std::chrono::milliseconds(30));
+        stop.request_stop();
+    });
+    const auto res = a.chat("wait", {}, stop.get_token());
+    stopper.join();
+    CHECK(res.end == ania::turn_end::cancelled);
+    CHECK_FALSE(res.committed());
+    CHECK(r.stored().empty());
+}
+
+TEST_CASE("check_inside_tool_loop: a long tool loop compresses the history between calls", "[agent][compress]") {
+    rig r;
+    r.tools.push_back(echo_tool());
+    r.model.reply("a", {100, 1, 101, {}}).reply("b", {100, 1, 101, {}});
+    r.model.calls({{"echo", "{}"}}, {500, 1, 501, {}});  // 500 + the round > 0.8 x 600
+    r.model.reply("summary of a and b");
+    r.model.reply("done", {200, 1, 201, {}});
+    auto opt = ania::agent_options{.session = "g:1", .window = {.max_context_tokens = 600}};
+    opt.window.check_inside_tool_loop = true;
+    auto a = r.make(opt);
+    REQUIRE(a.chat("1").ok());
+    REQUIRE(a.chat("2").ok());
+    const auto res = a.chat("3");
+    REQUIRE(res.ok());
+    CHECK(res.compressions == 1);
+    REQUIRE(r.events.compressions->size() == 1);
+    CHECK(r.events.compressions->front().why == ania::compression_event::trigger::tool_loop);
+    // The call after the tool round already carried the summary instead of the first two turns.
+    const auto& last = r.model.requests().back();
+    CHECK(last[0].content.find("summary of a and b") != std::string::npos);
+    const auto stored = r.stored();
+    REQUIRE(stored.size() == 5);  // the summary, then the whole third turn
+    CHECK(stored[1].content == "3");
+}
+
+TEST_CASE("a cut is written as drop_front through the writer when the store holds exactly the window", "[agent][compress][persist]") {
+    struct counting_store : ania::memory_store {
+        std::shared_ptr<std::atomic<int>> drops = std::make_shared<std::atomic<int>>(0), replaces = std::make_shared<std::atomic<int>>(0);
+        void drop_front(std::string_view s, std::size_t k) {
+            ++*drops;
+            memory_store::drop_front(s, k);
+        }
+        void replace(std::string_view s, std::span<const message> m) {
+            ++*replaces;
+            memory_store::replace(s, m);
+        }
+    };
+    struct cut_traits : test_traits {
+        using store = counting_store;
+        using compressor = ania::truncate_oldest_half;
+    };
+    STATIC_REQUIRE(ania::prefix_dropping_store<ania::background_writer<counting_store>>);
+    counting_store store;
+    ania::background_writer<counting_store> w(store);
+    scripted_client m;
+    for (int i = 0; i < 3; ++i) m.reply("r" + std::to_string(i), {100, 1, 101, {}});
+    m.reply("big", {900, 1, 901, {}}).reply("after");
+    ania::basic_agent<cut_traits> a(w, {.client = m}, {.session = "g:1", .window = {.max_context_tokens = 1000}});
+    for (int i = 0; i < 4; ++i) REQUIRE(a.chat("t" + std::to_string(i)).ok());
+    REQUIRE(a.chat("next").ok());
+    w.flush();
+    CHECK(*store.drops == 1);
+    CHECK(*store.replaces == 0);
+    CHECK(store.load("g:1") == std::vector<message>(a.window().messages().begin(), a.window().messages().end()));
+}

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include <ania/agent/agent.hpp>
 #include <ania/json.hpp>
 #include <ania/memory/manager.hpp>
 #include <ania/memory/tools.hpp>
@@ -24,7 +25,46 @@ struct quiet_memory {
                                                return o;
                                            }()};
 };
+/// Replies with calls once, then with text; the calls are built outside the timed part of the test.
+struct two_step_client {
+    std::shared_ptr<std::vector<ania::completion>> script;
+    ania::completion complete(const ania::chat_request&) {
+        ania::completion c = std::move(script->back());
+        script->pop_back();
+        return c;
+    }
+};
+struct quiet_log {
+    void operator()(ania::log_level, std::string_view) const {}
+};
+struct dos_traits : ania::default_agent_traits {
+    using client = two_step_client;
+    using log = quiet_log;
+};
 } // namespace
+
+TEST_CASE("80,000 tool calls in one reply, half without ids, and a 10 MB argument: one agent turn, linear", "[dos][agent]") {
+    std::vector<ania::tool_call> cs;
+    for (int i = 0; i < 80000; ++i)
+        cs.push_back({i % 2 ? "" : "dup", "function", i % 3 ? "echo" : "missing", i == 7 ? std::string(10 << 20, 'x') : "{}", {}, {}});
+    auto script = std::make_shared<std::vector<ania::completion>>();
+    script->push_back(ania::completion::success(message::assistant("done")));
+    script->push_back(ania::completion::success(message::assistant_calls(std::move(cs))));
+    ania::memory_store store;
+    ania::background_writer<ania::memory_store> writer(store);
+    ania::basic_agent<dos_traits> agent(writer, {.client = {script}, .tools = ania::tool_registry(std::vector<ania::tool>{
+                                                     {"echo", "", ania::json::object(), [](std::string_view a) { return std::string(a); }}})},
+                                        {.session = "g:1"});
+    const ania::chat_result r = agent.chat("go");
+    REQUIRE(r.ok());
+    CHECK(r.ids_assigned == 79999);  // every call but the first "dup"
+    writer.flush();
+    const auto stored = store.load("g:1");
+    REQUIRE(stored.size() == 80003);
+    CHECK(ania::is_valid_transcript(stored));
+    CHECK(stored[2 + 7].content.find("不是合法的 JSON") != std::string::npos);  // 10 MB of x is not JSON: answered, not echoed
+    CHECK(stored[2 + 200].content == ania::tool_texts{}.too_many_calls);
+}
 
 TEST_CASE("400,000 tool calls in one message: validated and repaired in n log n", "[dos][transcript]") {
     std::vector<ania::tool_call> cs;

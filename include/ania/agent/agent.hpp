@@ -335,6 +335,11 @@ private:
                 c = completion::failure("the client threw");
             }
             res.stats.record_call(c.used);
+            if (!c.ok && stop.stop_requested()) {  // the client gave up because the turn was cancelled
+                res.end = turn_end::cancelled;
+                res.error = std::move(c.error);
+                return;
+            }
             if (!c.ok) {
                 res.end = turn_end::failed;
                 res.error = c.error.empty() ? "the client failed without saying why" : std::move(c.error);
