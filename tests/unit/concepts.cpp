@@ -9,6 +9,8 @@
 #include <string_view>
 #include <vector>
 
+#include <ania/agent/agent.hpp>
+#include <ania/agent/slots.hpp>
 #include <ania/compressor/budget_trim.hpp>
 #include <ania/compressor/default_compressor.hpp>
 #include <ania/compressor/llm_summary.hpp>
@@ -213,6 +215,46 @@ struct versioned_archetype_traits : archetype_traits {
 };
 } // namespace ania::memory
 
+namespace ania {
+std::span<const tool> tool_source_archetype::tools() const { return {}; }
+tool_output tool_source_archetype::run(const tool_call&, const tool_texts&) const { return {}; }
+void tool_source_archetype::add(tool) {}
+bool tool_source_archetype::remove(std::string_view) { return false; }
+std::string agent_hooks_archetype::session_start(const session_start_event&) { return {}; }
+prompt_decision agent_hooks_archetype::user_prompt_submit(const user_prompt_event&) { return {}; }
+tool_decision agent_hooks_archetype::pre_tool_use(const tool_use_event&) { return {}; }
+void agent_hooks_archetype::post_tool_use(const tool_result_event&) {}
+void agent_hooks_archetype::stop(const stop_event&) {}
+void agent_hooks_archetype::pre_compact(const pre_compact_event&) {}
+void event_sink_archetype::operator()(const compression_event&) {}
+void event_sink_archetype::operator()(const repair_event&) {}
+void event_sink_archetype::operator()(const persistence_event&) {}
+void image_policy_archetype::prepare_user(message&, const log_sink&) {}
+tool_images image_policy_archetype::from_tool(std::vector<std::string>, const log_sink&) { return {}; }
+void log_policy_archetype::operator()(log_level, std::string_view) const {}
+agent_clock_archetype::time_point agent_clock_archetype::now() { return {}; }
+
+/// Every slot of an agent an archetype: the agent uses nothing its slots' contracts do not promise.
+struct archetype_agent_traits {
+    using token_counter = token_counter_archetype;
+    using compressor = compressor_archetype;
+    using store = history_store_archetype;
+    using client = chat_client_archetype;
+    using images = image_policy_archetype;
+    using tools = tool_source_archetype;
+    using hooks = agent_hooks_archetype;
+    using events = event_sink_archetype;
+    using log = log_policy_archetype;
+    using clock = agent_clock_archetype;
+};
+struct archetype_store_agent_traits : archetype_agent_traits {
+    using store = prefix_dropping_store_archetype;
+    using compressor = spec_compressor;
+};
+} // namespace ania
+
+template class ania::basic_agent<ania::archetype_agent_traits>;
+template class ania::basic_agent<ania::archetype_store_agent_traits>;
 template class ania::background_writer<ania::history_store_archetype>;
 template class ania::background_writer<ania::prefix_dropping_store_archetype>;
 template class ania::token_window<ania::token_counter_archetype>;
