@@ -486,24 +486,27 @@ TEST_CASE("multimodal: user images in the window, markers in the store, also aft
     const auto stored = r.stored();
     CHECK_FALSE(ania::has_images(stored[0]));
     CHECK(stored[0].text().find(ania::image_marker_for(img)) != std::string::npos);
-    // A cut keeps the image in the window; the replace writes markers.
-    struct cut_traits : test_traits {
-        using compressor = ania::truncate_oldest_half;
-    };
+    // A summary that keeps the newest turn verbatim: the window keeps that turn's image, the replace writes
+    // the new history with a marker.
     ania::memory_store s2;
     ania::background_writer<ania::memory_store> w2(s2);
     scripted_client m2;
-    m2.reply("1", {10, 1, 11, {}}).reply("2", {950, 1, 951, {}}).reply("3");
-    ania::basic_agent<cut_traits> b(w2, {.client = m2}, {.session = "g:2", .window = {.max_context_tokens = 1000}});
+    m2.reply("1", {10, 1, 11, {}}).reply("2", {950, 1, 951, {}}).reply("summary of the older turn").reply("3");
+    ania::summary_options keep_one;
+    keep_one.keep_last_turns = 1;
+    ania::basic_agent<test_traits> b(w2, {.client = m2, .compressor = ania::default_compressor<scripted_client>(m2, keep_one)},
+                                     {.session = "g:2", .window = {.max_context_tokens = 1000}});
     REQUIRE(b.chat("older").ok());
     REQUIRE(b.chat(ania::user_input("图", {img})).ok());
-    REQUIRE(b.chat("third").ok());  // compresses first: keeps the image turn
-    CHECK(ania::has_images(b.window()[0]));
+    REQUIRE(b.chat("third").ok());  // compresses first: [summary, the image turn]
+    REQUIRE(b.window().size() == 5);
+    CHECK(b.window()[0].content.find("summary of the older turn") != std::string::npos);
+    CHECK(ania::has_images(b.window()[1]));
     w2.flush();
     const auto after = s2.load("g:2");
-    REQUIRE(after.size() == 4);
-    CHECK_FALSE(ania::has_images(after[0]));
-    CHECK(after[0].text().find(ania::image_marker_for(img)) != std::string::npos);
+    REQUIRE(after.size() == 5);
+    CHECK_FALSE(ania::has_images(after[1]));
+    CHECK(after[1].text().find(ania::image_marker_for(img)) != std::string::npos);
 }
 
 TEST_CASE("multimodal: images a tool produces are image parts of the next round", "[agent][images]") {
@@ -694,4 +697,30 @@ TEST_CASE("a cut is written as drop_front through the writer when the store hold
     CHECK(*store.drops == 1);
     CHECK(*store.replaces == 0);
     CHECK(store.load("g:1") == std::vector<message>(a.window().messages().begin(), a.window().messages().end()));
+}
+
+TEST_CASE("agents of different sessions on one writer, from several threads at once", "[agent][threads]") {
+    ania::memory_store store;
+    ania::background_writer<ania::memory_store> writer(store);
+    constexpr int sessions = 4, turns = 50;
+    std::vector<std::thread> threads;
+    std::vector<std::vector<message>> windows(sessions);
+    std::vector<int> replied(sessions, 0);  // Catch2 v2 assertions are not thread-safe: checked after the join
+    for (int s = 0; s < sessions; ++s)
+        threads.emplace_back([&, s] {
+            scripted_client model;
+            model.otherwise("ok " + std::to_string(s));
+            ania::basic_agent<test_traits> a(writer, {.client = model}, {.session = "g:" + std::to_string(s)});
+            for (int t = 0; t < turns; ++t) replied[s] += a.chat("turn " + std::to_string(t)).ok();
+            windows[s].assign(a.window().messages().begin(), a.window().messages().end());
+        });
+    for (auto& t : threads) t.join();
+    writer.flush();
+    for (int s = 0; s < sessions; ++s) {
+        CHECK(replied[s] == turns);
+        const auto stored = store.load("g:" + std::to_string(s));
+        REQUIRE(stored.size() == 2 * turns);
+        CHECK(stored == windows[s]);
+        CHECK(stored[2 * turns - 1].content == "ok " + std::to_string(s));
+    }
 }
