@@ -724,3 +724,15 @@ TEST_CASE("agents of different sessions on one writer, from several threads at o
         CHECK(stored[2 * turns - 1].content == "ok " + std::to_string(s));
     }
 }
+
+TEST_CASE("hook_set: a throwing hook does not keep the later ones of its event from running", "[agent][hooks]") {
+    ania::hook_set hooks;
+    int later = 0;
+    hooks.on_stop([](const ania::stop_event&) { throw std::runtime_error("first"); });
+    hooks.on_stop([&](const ania::stop_event&) { ++later; });
+    hooks.on_user_prompt_submit([](const ania::user_prompt_event&) -> ania::prompt_decision { throw std::runtime_error("x"); });
+    hooks.on_user_prompt_submit([](const ania::user_prompt_event&) { return ania::prompt_decision::deny("second says no"); });
+    CHECK_THROWS_WITH(hooks.stop({"g:1", "", ania::turn_end::replied}), "first");
+    CHECK(later == 1);
+    CHECK(hooks.user_prompt_submit({"g:1", "t"}).reason == "second says no");
+}

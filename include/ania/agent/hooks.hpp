@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <exception>
 #include <functional>
 #include <string>
 #include <string_view>
@@ -95,8 +96,8 @@ struct no_hooks {
 };
 
 /// In-process hooks registered at run time, several per event, run in the order added. For a decision the
-/// first block wins and the contexts of the others are joined with a blank line. Exceptions thrown by a hook
-/// are caught and logged by the agent; they never end a turn. Copies share nothing (each holds its own
+/// first block wins and the contexts of the others are joined with a blank line. A hook that throws does not
+/// stop the others; the agent logs the exception, and it never ends a turn. Copies share nothing (each holds its own
 /// functions); registering while a turn of the same agent runs is not allowed (one agent, one thread).
 class hook_set {
 public:
@@ -109,21 +110,38 @@ public:
 
     std::string session_start(const session_start_event& e) {
         std::string out;
-        for (const auto& f : session_start_) join(out, f(e));
+        guard g;
+        for (const auto& f : session_start_) g.run([&] { join(out, f(e)); });
+        g.rethrow();
         return out;
     }
     prompt_decision user_prompt_submit(const user_prompt_event& e) {
         prompt_decision d;
+        guard g;
         for (const auto& f : prompt_) {
-            prompt_decision one = f(e);
-            if (one.block) return one;
-            join(d.context, std::move(one.context));
+            bool blocked = false;
+            g.run([&] {
+                prompt_decision one = f(e);
+                if (one.block) {
+                    d = std::move(one);
+                    blocked = true;
+                } else {
+                    join(d.context, std::move(one.context));
+                }
+            });
+            if (blocked) return d;
         }
+        g.rethrow();
         return d;
     }
     tool_decision pre_tool_use(const tool_use_event& e) {
-        for (const auto& f : pre_tool_)
-            if (tool_decision d = f(e); d.block) return d;
+        guard g;
+        for (const auto& f : pre_tool_) {
+            tool_decision d;
+            g.run([&] { d = f(e); });
+            if (d.block) return d;
+        }
+        g.rethrow();
         return {};
     }
     void post_tool_use(const tool_result_event& e) { each(post_tool_, e); }
@@ -136,9 +154,27 @@ private:
         if (f) v.push_back(std::move(f));
         return *this;
     }
+    /// A hook that throws does not keep the later ones from running; the first exception is rethrown after
+    /// them, for the agent to log (a throwing decision hook counts as "allow").
+    struct guard {
+        std::exception_ptr first;
+        template <class F>
+        void run(F&& f) {
+            try {
+                f();
+            } catch (...) {
+                if (!first) first = std::current_exception();
+            }
+        }
+        void rethrow() const {
+            if (first) std::rethrow_exception(first);
+        }
+    };
     template <class F, class E>
     static void each(const std::vector<F>& v, const E& e) {
-        for (const auto& f : v) f(e);
+        guard g;
+        for (const auto& f : v) g.run([&] { f(e); });
+        g.rethrow();
     }
     static void join(std::string& out, std::string more) {
         if (more.empty()) return;
