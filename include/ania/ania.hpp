@@ -38,3 +38,6 @@
 #include <ania/json_writer.hpp>
 #include <ania/agent/agent.hpp>
 #include <ania/agent/slots.hpp>
+#include <ania/session/eviction.hpp>
+#include <ania/session/manual_clock.hpp>
+#include <ania/session/session_cache.hpp>

@@ -4,9 +4,11 @@
 // Each concept has an archetype: the least a type must have to model it (declared, never defined; for
 // static_assert and tests). Every shipped policy and template is checked against them where it is defined,
 // e.g. `static_assert(history_store<background_writer<history_store_archetype>>)`. The contracts of long-term
-// memory are in <ania/memory/concepts.hpp>, included here.
+// memory are in <ania/memory/concepts.hpp>, included here; those of an agent's own slots (hooks, events,
+// images, tools, log, clock) in <ania/agent/concepts.hpp>.
 #pragma once
 
+#include <chrono>
 #include <concepts>
 #include <cstddef>
 #include <cstdint>
@@ -18,6 +20,8 @@
 #include <vector>
 
 #include <boost/hana/concept/struct.hpp>
+
+#include <ania/defaults.hpp>
 
 #include <ania/memory/concepts.hpp>
 #include <ania/message.hpp>
@@ -213,6 +217,53 @@ concept compressor = requires(P& p, const compress_input& in) {
     { p.compress(in) } -> std::same_as<compression_result>;
 };
 
+/// Why a session left the cache.
+enum class evict_reason : std::uint8_t {
+    idle,     ///< idle longer than session.max_idle_minutes
+    lru,      ///< more than session.max_sessions resident: the least recently active went
+    cleared,  ///< group auto-clear (session.group_auto_clear) or an explicit clear
+};
+
+[[nodiscard]] constexpr std::string_view to_string(evict_reason r) noexcept {
+    switch (r) {
+    case evict_reason::idle: return "idle";
+    case evict_reason::lru: return "lru";
+    case evict_reason::cleared: return "cleared";
+    }
+    return "idle";
+}
+
+/// What an eviction policy sees of one resident session at a tick. `last_active` counts the cache clock's
+/// ticks (nanoseconds); only interactions addressed to the AI move it.
+struct resident_session {
+    std::string_view key;
+    std::int64_t last_active;
+    std::size_t messages;  ///< in the session's window (0 when its agent is not built yet)
+};
+
+/// One choice of a policy: the index into the span it was given, and why.
+struct eviction_choice {
+    std::size_t index;
+    evict_reason why;
+};
+
+/// The limits of SPEC §3, as the session cache and its eviction policies read them.
+struct session_limits {
+    std::chrono::nanoseconds max_idle = std::chrono::minutes(defaults::session_max_idle_minutes);  ///< 0 disables
+    std::size_t max_sessions = static_cast<std::size_t>(defaults::session_max_sessions);          ///< 0 disables
+};
+
+/// Chooses, at each janitor tick, the sessions to evict. `select` appends its choices (each index at most
+/// once) to `out`; it is called on the janitor's thread with a snapshot, and a chosen session is evicted only
+/// if it is still idle, unqueued and unchanged when the cache re-checks it under its lock. A policy is built
+/// from the cache's limits. Write your own (e.g. evict the sessions with the most messages first) against
+/// this concept.
+template <class P>
+concept eviction_policy = std::constructible_from<P, const session_limits&> &&
+                          requires(const P& p, std::span<const resident_session> s, std::int64_t now, std::vector<eviction_choice>& out) {
+                              p.select(s, now, out);
+                          };
+
 /// True for types whose members Hana can enumerate (BOOST_HANA_ADAPT_STRUCT / BOOST_HANA_DEFINE_STRUCT): the
 /// config sections, or a user's own section read by load_config.
 template <class T>
@@ -242,6 +293,10 @@ struct chat_client_archetype {
 struct compressor_archetype {
     compression_result compress(const compress_input&);
 };
+struct eviction_policy_archetype {
+    explicit eviction_policy_archetype(const session_limits&);
+    void select(std::span<const resident_session>, std::int64_t now, std::vector<eviction_choice>& out) const;
+};
 
 static_assert(history_store<history_store_archetype> && !prefix_dropping_store<history_store_archetype>);
 static_assert(prefix_dropping_store<prefix_dropping_store_archetype>);
@@ -249,5 +304,6 @@ static_assert(token_counter<token_counter_archetype> && !calibrating_token_count
 static_assert(calibrating_token_counter<calibrating_token_counter_archetype>);
 static_assert(chat_client<chat_client_archetype>);
 static_assert(compressor<compressor_archetype>);
+static_assert(eviction_policy<eviction_policy_archetype>);
 
 } // namespace ania

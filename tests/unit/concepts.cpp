@@ -233,6 +233,8 @@ void image_policy_archetype::prepare_user(message&, const log_sink&) {}
 tool_images image_policy_archetype::from_tool(std::vector<std::string>, const log_sink&) { return {}; }
 void log_policy_archetype::operator()(log_level, std::string_view) const {}
 agent_clock_archetype::time_point agent_clock_archetype::now() { return {}; }
+eviction_policy_archetype::eviction_policy_archetype(const session_limits&) {}
+void eviction_policy_archetype::select(std::span<const resident_session>, std::int64_t, std::vector<eviction_choice>&) const {}
 
 /// Every slot of an agent an archetype: the agent uses nothing its slots' contracts do not promise.
 struct archetype_agent_traits {
@@ -246,6 +248,7 @@ struct archetype_agent_traits {
     using events = event_sink_archetype;
     using log = log_policy_archetype;
     using clock = agent_clock_archetype;
+    using eviction = eviction_policy_archetype;
 };
 struct archetype_store_agent_traits : archetype_agent_traits {
     using store = prefix_dropping_store_archetype;

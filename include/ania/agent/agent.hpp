@@ -64,6 +64,7 @@ public:
     using events_type = typename checked::events;
     using log_type = typename checked::log;
     using clock_type = typename checked::clock;
+    using eviction_type = typename checked::eviction;  ///< not used by the agent: the session cache's default
     using window_type = token_window<counter_type>;
 
     /// The stateful parts. `client` is required; the rest have defaults:

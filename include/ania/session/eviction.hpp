@@ -1,0 +1,78 @@
+// ania/session/eviction.hpp -- which resident sessions a janitor tick evicts (SPEC §3): idle, LRU, both.
+// SPDX-License-Identifier: MIT
+#pragma once
+
+#include <algorithm>
+#include <chrono>
+#include <concepts>
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string_view>
+#include <tuple>
+#include <vector>
+
+#include <ania/concepts.hpp>
+#include <ania/config.hpp>
+#include <ania/defaults.hpp>
+
+namespace ania {
+
+/// SPEC §3 idle eviction: sessions idle for `max_idle` or longer (0 disables).
+struct idle_eviction {
+    std::int64_t max_idle_ns;
+    explicit idle_eviction(const session_limits& l) : max_idle_ns(l.max_idle.count()) {}
+    void select(std::span<const resident_session> s, std::int64_t now, std::vector<eviction_choice>& out) const {
+        if (max_idle_ns <= 0) return;
+        for (std::size_t i = 0; i < s.size(); ++i)
+            if (now - s[i].last_active >= max_idle_ns) out.push_back({i, evict_reason::idle});
+    }
+};
+
+/// SPEC §3 LRU cap: with more than `max_sessions` resident (0 disables), the least recently active go until
+/// `max_sessions` remain. O(n) (a selection, not a sort). Sessions already chosen by an earlier policy count
+/// as gone.
+struct lru_eviction {
+    std::size_t max_sessions;
+    explicit lru_eviction(const session_limits& l) : max_sessions(l.max_sessions) {}
+    void select(std::span<const resident_session> s, std::int64_t, std::vector<eviction_choice>& out) const {
+        if (max_sessions == 0) return;
+        std::vector<char> taken(s.size(), 0);
+        for (const eviction_choice& c : out) taken[c.index] = 1;
+        std::vector<std::size_t> left;
+        left.reserve(s.size());
+        for (std::size_t i = 0; i < s.size(); ++i)
+            if (!taken[i]) left.push_back(i);
+        if (left.size() <= max_sessions) return;
+        const std::size_t excess = left.size() - max_sessions;
+        const auto older = [&](std::size_t a, std::size_t b) { return s[a].last_active < s[b].last_active; };
+        std::nth_element(left.begin(), left.begin() + static_cast<std::ptrdiff_t>(excess - 1), left.end(), older);
+        for (std::size_t k = 0; k < excess; ++k) out.push_back({left[k], evict_reason::lru});
+    }
+};
+
+/// Policies applied in order, each seeing the choices of those before it.
+template <eviction_policy... Ps>
+struct eviction_sequence {
+    std::tuple<Ps...> policies;
+    explicit eviction_sequence(const session_limits& l) : policies(Ps(l)...) {}
+    void select(std::span<const resident_session> s, std::int64_t now, std::vector<eviction_choice>& out) const {
+        std::apply([&](const auto&... p) { (p.select(s, now, out), ...); }, policies);
+    }
+};
+
+/// The default, as the original: idle first, then the LRU cap over what is left.
+using idle_then_lru = eviction_sequence<idle_eviction, lru_eviction>;
+
+static_assert(eviction_policy<idle_eviction> && eviction_policy<lru_eviction> && eviction_policy<idle_then_lru>);
+
+/// session_limits from `session.*`.
+template <>
+[[nodiscard]] inline session_limits from_config<session_limits>(const config& c) {
+    session_limits l;
+    l.max_idle = std::chrono::minutes(c.session.max_idle_minutes > 0 ? c.session.max_idle_minutes : 0);
+    l.max_sessions = c.session.max_sessions > 0 ? static_cast<std::size_t>(c.session.max_sessions) : 0;
+    return l;
+}
+
+} // namespace ania

@@ -1,0 +1,453 @@
+// ania/session/session_cache.hpp -- the resident sessions of a bot (SPEC §3): one agent per conversation,
+// built on demand from its store, evicted by a janitor when idle or past the cap, cleared after a run of
+// group messages that do not address the bot.
+// SPDX-License-Identifier: MIT
+#pragma once
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <exception>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <stop_token>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include <ania/agent/chat.hpp>
+#include <ania/agent/concepts.hpp>
+#include <ania/concepts.hpp>
+#include <ania/config.hpp>
+#include <ania/defaults.hpp>
+#include <ania/error.hpp>
+#include <ania/log.hpp>
+#include <ania/session/eviction.hpp>
+
+namespace ania {
+
+/// How a session cache behaves; `from_config<session_options>(cfg)` reads `session.*`.
+struct session_options {
+    session_limits limits{};  ///< max_idle (120 min), max_sessions (128); 0 disables either
+    /// SPEC §3 group auto-clear: after this many consecutive messages that do not address the bot, the
+    /// session is cleared (0 disables). An addressed message resets the count.
+    std::int64_t group_auto_clear = defaults::session_group_auto_clear;
+    /// Messages that arrive while the session responds wait here, merged into its next turn in arrival
+    /// order; past this many the oldest is dropped.
+    std::size_t max_pending = 20;
+    std::chrono::milliseconds tick = std::chrono::minutes(1);  ///< the janitor's period
+    bool janitor = true;  ///< false: no thread; the caller calls tick() (tests, an event loop of its own)
+    /// Every turn a session ran (on the thread that ran it), e.g. to send the reply to the chat.
+    std::function<void(std::string_view key, const chat_result&)> on_reply{};
+    /// Every session that left the cache, and why (on the thread that evicted or cleared it).
+    std::function<void(std::string_view key, evict_reason)> on_evicted{};
+    log_sink log = stderr_log_sink();
+};
+
+template <>
+[[nodiscard]] inline session_options from_config<session_options>(const config& c) {
+    session_options o;
+    o.limits = from_config<session_limits>(c);
+    o.group_auto_clear = c.session.group_auto_clear > 0 ? c.session.group_auto_clear : 0;
+    return o;
+}
+
+/// What `respond` did with a message.
+enum class respond_status : std::uint8_t {
+    replied,  ///< this call ran the turn (and any messages queued meanwhile: `turns`)
+    queued,   ///< the session is responding: the message waits for its next turn
+    ignored,  ///< not addressed to the bot: counted for auto-clear, nothing else
+    cleared,  ///< not addressed, and the run reached group_auto_clear: the session was cleared
+};
+
+struct respond_result {
+    respond_status status = respond_status::ignored;
+    std::vector<chat_result> turns;  ///< the turns this call ran, in order
+    bool tell_queued = false;        ///< queued, and the first message queued behind this reply: tell the user once
+    std::size_t dropped = 0;         ///< messages this submission pushed out of a full queue
+};
+
+/// Counters since construction.
+struct session_counters {
+    std::uint64_t created = 0;         ///< sessions that became resident
+    std::uint64_t evicted_idle = 0;
+    std::uint64_t evicted_lru = 0;
+    std::uint64_t cleared = 0;
+    std::uint64_t skipped_busy = 0;    ///< chosen by the policy, kept because it was responding, queued or touched
+    std::uint64_t dropped_pending = 0; ///< messages dropped from a full queue
+};
+
+/// The cache of agents, keyed by conversation (`g:<id>` / `f:<id>`). `respond` builds a session's agent on
+/// demand (the factory's agent loads its history through the writer, so queued appends are seen), runs the
+/// turn while it owns the session, and queues messages that arrive meanwhile; the owner drains the queue
+/// before it lets go, and lets go only with the queue empty, atomically (no message is stranded). Only
+/// addressed messages refresh a session's activity. The janitor (one thread, `options.tick`) asks the
+/// eviction policy which sessions to drop, then evicts each only if, under its lock, it is not responding,
+/// has nothing queued and was not touched since the scan, and the map still holds that same entry
+/// (compare-and-delete). Eviction drops the in-memory agent only; the store keeps the history. One entry
+/// owns all per-session state (agent, queue, counter, stop handle), so eviction or a clear frees all of it.
+/// Every member is thread-safe. The destructor stops the janitor and flushes the agents' writers.
+template <class Agent, eviction_policy Eviction = typename Agent::eviction_type, agent_clock Clock = steady_clock_policy>
+class session_cache {
+public:
+    using agent_type = Agent;
+    using factory_type = std::function<std::unique_ptr<Agent>(const std::string& key)>;
+
+    explicit session_cache(factory_type make, session_options opt = {}, Clock clock = {})
+        : make_(std::move(make)), opt_(std::move(opt)), clock_(std::move(clock)), policy_(opt_.limits) {
+        if (!make_) throw error(errc::invalid_argument, "session_cache: the agent factory is empty");
+        if (opt_.janitor) janitor_ = std::thread([this] { run_janitor(); });
+    }
+    session_cache(const session_cache&) = delete;
+    session_cache& operator=(const session_cache&) = delete;
+
+    ~session_cache() {
+        {
+            std::lock_guard l(janitor_mutex_);
+            stopping_ = true;
+        }
+        janitor_wake_.notify_all();
+        if (janitor_.joinable()) janitor_.join();
+        for (shard& s : shards_) {  // pending persistence reaches the store before the agents go
+            std::lock_guard l(s.m);
+            for (auto& [key, e] : s.map) {
+                std::lock_guard el(e->m);
+                if (e->agent) e->agent->history().flush();
+            }
+        }
+    }
+
+    /// A message for session `key`. `addressed`: it is for the bot (a private message, an @-mention, a reply
+    /// to the bot); only those run a turn and refresh activity. Blocks while this call runs turns.
+    respond_result respond(std::string_view key, user_input input, bool addressed = true, const chat_options& copt = {}) {
+        bool clearing = false;
+        while (true) {
+            std::shared_ptr<entry> e = get_or_create(key);
+            std::unique_lock l(e->m);
+            if (e->evicted) continue;  // evicted between the lookup and the lock: a new entry
+            if (!addressed) {
+                if (!clearing) {
+                    if (opt_.group_auto_clear <= 0 || ++e->non_addressed < opt_.group_auto_clear) return {respond_status::ignored, {}, false, 0};
+                    clearing = true;
+                }
+                e->idle.wait(l, [&] { return !e->owned; });  // a clear waits for the reply in progress
+                if (e->evicted) continue;
+                e->owned = true;
+                e->non_addressed = 0;
+                l.unlock();
+                respond_result r{respond_status::cleared, {}, false, 0};
+                clear_owned(*e, key);
+                drain(*e, key, copt, r);
+                return r;
+            }
+            e->non_addressed = 0;
+            touch(*e);
+            respond_result r{respond_status::queued, {}, false, 0};
+            if (opt_.max_pending > 0 && e->pending.size() >= opt_.max_pending) {
+                e->pending.pop_front();
+                r.dropped = 1;
+                counters_.dropped_pending.fetch_add(1, std::memory_order_relaxed);
+            }
+            e->pending.push_back(std::move(input));
+            if (e->owned) {
+                r.tell_queued = !e->told_queued;
+                e->told_queued = true;
+                return r;
+            }
+            e->owned = true;
+            l.unlock();
+            r.status = respond_status::replied;
+            drain(*e, key, copt, r);
+            return r;
+        }
+    }
+
+    /// `/stop`: cancels the reply in progress (at its next boundary) and empties the queue. Returns whether
+    /// the session was responding.
+    bool stop(std::string_view key) {
+        const std::shared_ptr<entry> e = find(key);
+        if (!e) return false;
+        std::lock_guard l(e->m);
+        e->pending.clear();
+        e->told_queued = false;
+        e->stop.request_stop();
+        return e->owned;
+    }
+
+    /// Clears a session now (window, store, run-time tools), after the reply in progress.
+    void clear(std::string_view key) {
+        while (true) {
+            std::shared_ptr<entry> e = get_or_create(key);
+            std::unique_lock l(e->m);
+            e->idle.wait(l, [&] { return !e->owned; });
+            if (e->evicted) continue;
+            e->owned = true;
+            e->non_addressed = 0;
+            l.unlock();
+            respond_result r;
+            clear_owned(*e, key);
+            drain(*e, key, {}, r);
+            return;
+        }
+    }
+
+    /// One janitor pass (the janitor thread calls it every `options.tick`). Returns how many it evicted.
+    std::size_t tick() {
+        const std::int64_t now = now_ns();
+        std::vector<std::shared_ptr<entry>> entries;
+        std::vector<std::string> keys;
+        std::vector<resident_session> view;
+        for (shard& s : shards_) {
+            std::lock_guard l(s.m);
+            for (const auto& [key, e] : s.map) {
+                entries.push_back(e);
+                keys.push_back(key);
+            }
+        }
+        view.reserve(entries.size());
+        for (std::size_t i = 0; i < entries.size(); ++i)
+            view.push_back({keys[i], entries[i]->last_active.load(std::memory_order_acquire), entries[i]->messages.load(std::memory_order_relaxed)});
+        std::vector<eviction_choice> choices;
+        policy_.select(view, now, choices);
+        std::size_t evicted = 0;
+        std::vector<std::unique_ptr<Agent>> gone;  // destroyed after every lock is released
+        gone.reserve(choices.size());
+        for (const eviction_choice& c : choices) {
+            if (c.index >= entries.size()) continue;
+            entry& e = *entries[c.index];
+            std::unique_lock l(e.m);
+            if (e.owned || !e.pending.empty() || e.evicted || e.last_active.load(std::memory_order_acquire) != view[c.index].last_active) {
+                counters_.skipped_busy.fetch_add(1, std::memory_order_relaxed);
+                continue;
+            }
+            if (!erase_if_same(keys[c.index], entries[c.index])) continue;
+            e.evicted = true;
+            gone.push_back(std::move(e.agent));
+            l.unlock();
+            ++evicted;
+            (c.why == evict_reason::idle ? counters_.evicted_idle : counters_.evicted_lru).fetch_add(1, std::memory_order_relaxed);
+            notify_evicted(keys[c.index], c.why);
+        }
+        return evicted;
+    }
+
+    [[nodiscard]] std::size_t resident() const {
+        std::size_t n = 0;
+        for (const shard& s : shards_) {
+            std::lock_guard l(s.m);
+            n += s.map.size();
+        }
+        return n;
+    }
+    [[nodiscard]] bool contains(std::string_view key) const { return find(key) != nullptr; }
+    [[nodiscard]] session_counters counters() const {
+        return {counters_.created.load(), counters_.evicted_idle.load(), counters_.evicted_lru.load(),
+                counters_.cleared.load(), counters_.skipped_busy.load(), counters_.dropped_pending.load()};
+    }
+    /// Messages waiting in a session's queue (0 when it is not resident).
+    [[nodiscard]] std::size_t pending(std::string_view key) const {
+        const std::shared_ptr<entry> e = find(key);
+        if (!e) return 0;
+        std::lock_guard l(e->m);
+        return e->pending.size();
+    }
+    /// Runs `f(agent)` while owning the session (after any reply in progress): for tools added at run time,
+    /// inspection, tests. Builds the agent if it is not resident.
+    template <class F>
+    decltype(auto) with_agent(std::string_view key, F&& f) {
+        while (true) {
+            std::shared_ptr<entry> e = get_or_create(key);
+            std::unique_lock l(e->m);
+            e->idle.wait(l, [&] { return !e->owned; });
+            if (e->evicted) continue;
+            e->owned = true;
+            l.unlock();
+            struct release {
+                session_cache* self;
+                entry* e;
+                std::string_view key;
+                ~release() {
+                    respond_result r;
+                    self->drain(*e, key, {}, r);
+                }
+            } guard{this, e.get(), key};
+            ensure_agent(*e, key);
+            return f(*e->agent);
+        }
+    }
+
+private:
+    struct entry {
+        std::mutex m;                  // guards everything but the atomics
+        std::condition_variable idle;  // signalled when the owner lets go
+        bool owned = false;            // a reply, a clear or with_agent holds the session
+        bool evicted = false;
+        bool told_queued = false;
+        std::int64_t non_addressed = 0;
+        std::deque<user_input> pending;
+        std::stop_source stop;
+        std::unique_ptr<Agent> agent;  // touched only by the owner (and the janitor, under m, when not owned)
+        std::atomic<std::int64_t> last_active{0};
+        std::atomic<std::size_t> messages{0};
+    };
+    struct string_hash {
+        using is_transparent = void;
+        std::size_t operator()(std::string_view s) const noexcept { return std::hash<std::string_view>{}(s); }
+    };
+    struct shard {
+        mutable std::mutex m;
+        std::unordered_map<std::string, std::shared_ptr<entry>, string_hash, std::equal_to<>> map;
+    };
+    static constexpr std::size_t shard_count = 32;
+
+    [[nodiscard]] std::int64_t now_ns() const {
+        return std::chrono::duration_cast<std::chrono::nanoseconds>(clock_.now().time_since_epoch()).count();
+    }
+    void touch(entry& e) { e.last_active.store(now_ns(), std::memory_order_release); }
+
+    shard& shard_of(std::string_view key) { return shards_[string_hash{}(key) % shard_count]; }
+    const shard& shard_of(std::string_view key) const { return shards_[string_hash{}(key) % shard_count]; }
+
+    std::shared_ptr<entry> find(std::string_view key) const {
+        const shard& s = shard_of(key);
+        std::lock_guard l(s.m);
+        const auto it = s.map.find(key);
+        return it == s.map.end() ? nullptr : it->second;
+    }
+    std::shared_ptr<entry> get_or_create(std::string_view key) {
+        shard& s = shard_of(key);
+        std::lock_guard l(s.m);
+        if (const auto it = s.map.find(key); it != s.map.end()) return it->second;
+        auto e = std::make_shared<entry>();
+        e->last_active.store(now_ns(), std::memory_order_relaxed);
+        s.map.emplace(std::string(key), e);
+        counters_.created.fetch_add(1, std::memory_order_relaxed);
+        return e;
+    }
+    bool erase_if_same(const std::string& key, const std::shared_ptr<entry>& e) {
+        shard& s = shard_of(key);
+        std::lock_guard l(s.m);
+        const auto it = s.map.find(key);
+        if (it == s.map.end() || it->second != e) return false;
+        s.map.erase(it);
+        return true;
+    }
+
+    void ensure_agent(entry& e, std::string_view key) {
+        if (e.agent) return;
+        e.agent = make_(std::string(key));
+        if (!e.agent) throw error(errc::invalid_argument, "session_cache: the factory returned no agent for " + std::string(key));
+    }
+
+    /// The owner's clear: window and store through the agent, then the agent itself (its run-time tools).
+    void clear_owned(entry& e, std::string_view key) {
+        try {
+            ensure_agent(e, key);
+            e.agent->clear();
+            e.agent.reset();
+        } catch (const std::exception& ex) {
+            log_to(opt_.log, log_level::error, "session_cache: clearing " + std::string(key) + " failed: " + ex.what());
+        }
+        e.messages.store(0, std::memory_order_relaxed);
+        counters_.cleared.fetch_add(1, std::memory_order_relaxed);
+        notify_evicted(key, evict_reason::cleared);
+    }
+
+    /// Runs the queued messages as turns, then lets go of the session. The queue is checked and ownership
+    /// released under the same lock, so a message queued at any moment is either seen here or finds the
+    /// session free.
+    void drain(entry& e, std::string_view key, const chat_options& copt, respond_result& r) {
+        std::unique_lock l(e.m);
+        while (!e.pending.empty()) {
+            std::deque<user_input> batch;
+            batch.swap(e.pending);
+            e.told_queued = false;
+            e.stop = std::stop_source();
+            const std::stop_token token = e.stop.get_token();
+            l.unlock();
+            try {
+                ensure_agent(e, key);
+                chat_result c = e.agent->chat(merge(std::move(batch)), copt, token);
+                e.messages.store(e.agent->window().size(), std::memory_order_relaxed);
+                touch(e);
+                if (opt_.on_reply) {
+                    try {
+                        opt_.on_reply(key, c);
+                    } catch (const std::exception& ex) {
+                        log_to(opt_.log, log_level::warn, std::string("session_cache: on_reply threw: ") + ex.what());
+                    }
+                }
+                r.turns.push_back(std::move(c));
+            } catch (const std::exception& ex) {  // the factory failed: the messages are answered with an error
+                chat_result c;
+                c.end = turn_end::failed;
+                c.error = std::string("session_cache: ") + ex.what();
+                log_to(opt_.log, log_level::error, c.error);
+                r.turns.push_back(std::move(c));
+            }
+            l.lock();
+        }
+        e.owned = false;
+        l.unlock();
+        e.idle.notify_all();
+    }
+
+    /// Messages queued behind a reply become one turn: their texts in arrival order, one per line, and all
+    /// their images.
+    [[nodiscard]] static user_input merge(std::deque<user_input> batch) {
+        if (batch.size() == 1) return std::move(batch.front());
+        user_input out(std::string{});
+        for (user_input& in : batch) {
+            if (!out.text.empty() && !in.text.empty()) out.text.push_back('\n');
+            out.text += in.text;
+            for (std::string& img : in.images) out.images.push_back(std::move(img));
+        }
+        return out;
+    }
+
+    void notify_evicted(std::string_view key, evict_reason why) {
+        if (!opt_.on_evicted) return;
+        try {
+            opt_.on_evicted(key, why);
+        } catch (const std::exception& ex) {
+            log_to(opt_.log, log_level::warn, std::string("session_cache: on_evicted threw: ") + ex.what());
+        }
+    }
+
+    void run_janitor() {
+        std::unique_lock l(janitor_mutex_);
+        while (!stopping_) {
+            if (janitor_wake_.wait_for(l, opt_.tick, [&] { return stopping_; })) break;
+            l.unlock();
+            try {
+                tick();
+            } catch (const std::exception& ex) {
+                log_to(opt_.log, log_level::error, std::string("session_cache: janitor tick failed: ") + ex.what());
+            }
+            l.lock();
+        }
+    }
+
+    factory_type make_;
+    session_options opt_;
+    Clock clock_;
+    Eviction policy_;
+    shard shards_[shard_count];
+    struct {
+        std::atomic<std::uint64_t> created{0}, evicted_idle{0}, evicted_lru{0}, cleared{0}, skipped_busy{0}, dropped_pending{0};
+    } counters_;
+    std::mutex janitor_mutex_;
+    std::condition_variable janitor_wake_;
+    bool stopping_ = false;
+    std::thread janitor_;  // last: starts after every other member exists
+};
+
+} // namespace ania

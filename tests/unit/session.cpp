@@ -1,0 +1,353 @@
+// tests/unit/session.cpp -- the session cache (SPEC §3): eviction with a manual clock, safe eviction, the
+// queue of messages that arrive while a session responds, /stop, group auto-clear, and real threads.
+// The model is SCRIPTED (no LLM here).
+#include <catch2/catch.hpp>
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <ania/ania.hpp>
+#include <ania/session/manual_clock.hpp>
+#include <ania/session/session_cache.hpp>
+
+using ania::message;
+using namespace std::chrono_literals;
+
+namespace {
+
+/// A thread-safe SCRIPTED model: answers "re: <last user text>", counts the user lines it was sent, and can
+/// be held inside a call (to test what happens while a session responds).
+struct gate_state {
+    std::mutex m;
+    std::condition_variable cv;
+    bool hold = false;      // calls wait while true
+    int inside = 0;         // calls currently waiting
+    std::atomic<int> lines{0}, calls{0};
+};
+struct gated_client {
+    std::shared_ptr<gate_state> g = std::make_shared<gate_state>();
+    ania::completion complete(const ania::chat_request& req) {
+        ++g->calls;
+        const std::string text = req.messages.back().text();
+        g->lines += 1 + static_cast<int>(std::count(text.begin(), text.end(), '\n'));
+        std::unique_lock l(g->m);
+        ++g->inside;
+        g->cv.notify_all();
+        g->cv.wait(l, [&] { return !g->hold; });
+        --g->inside;
+        return ania::completion::success(message::assistant("re: " + text), {100, 10, 110, {}});
+    }
+    void hold() {
+        std::lock_guard l(g->m);
+        g->hold = true;
+    }
+    void release() {
+        {
+            std::lock_guard l(g->m);
+            g->hold = false;
+        }
+        g->cv.notify_all();
+    }
+    void wait_inside(int n = 1) {
+        std::unique_lock l(g->m);
+        g->cv.wait(l, [&] { return g->inside >= n; });
+    }
+};
+
+struct quiet_log {
+    void operator()(ania::log_level, std::string_view) const {}
+};
+struct traits : ania::default_agent_traits {
+    using client = gated_client;
+    using log = quiet_log;
+};
+using agent_t = ania::basic_agent<traits>;
+using cache_t = ania::session_cache<agent_t, agent_t::eviction_type, ania::manual_clock>;
+
+struct rig {
+    ania::memory_store store;
+    ania::background_writer<ania::memory_store> writer{store};
+    gated_client model;
+    ania::manual_clock clock;
+    std::shared_ptr<std::vector<std::pair<std::string, ania::evict_reason>>> evicted =
+        std::make_shared<std::vector<std::pair<std::string, ania::evict_reason>>>();
+
+    ania::session_options options(ania::session_limits limits = {}) {
+        ania::session_options o;
+        o.limits = limits;
+        o.janitor = false;
+        o.on_evicted = [ev = evicted](std::string_view k, ania::evict_reason r) { ev->emplace_back(k, r); };
+        o.log = [](ania::log_level, std::string_view) {};
+        return o;
+    }
+    cache_t::factory_type factory() {
+        return [this](const std::string& key) {
+            return std::make_unique<agent_t>(writer, agent_t::parts{.client = model}, ania::agent_options{.session = key});
+        };
+    }
+    std::unique_ptr<cache_t> make(ania::session_limits limits = {}) {
+        return std::make_unique<cache_t>(factory(), options(limits), clock);
+    }
+};
+
+} // namespace
+
+TEST_CASE("idle eviction at exactly max_idle, not a nanosecond before; the history comes back", "[session][eviction]") {
+    rig r;
+    auto cache = r.make();
+    REQUIRE(cache->respond("g:1", "hello").status == ania::respond_status::replied);
+    r.clock.advance(120min - 1ns);
+    CHECK(cache->tick() == 0);
+    CHECK(cache->contains("g:1"));
+    r.clock.advance(1ns);
+    CHECK(cache->tick() == 1);
+    CHECK_FALSE(cache->contains("g:1"));
+    REQUIRE(r.evicted->size() == 1);
+    CHECK(r.evicted->front().second == ania::evict_reason::idle);
+    CHECK(cache->counters().evicted_idle == 1);
+    // Rebuilt from the store (through the writer): the next request carries the old turn.
+    const auto again = cache->respond("g:1", "again");
+    REQUIRE(again.turns.size() == 1);
+    REQUIRE(again.turns[0].ok());
+    r.writer.flush();
+    CHECK(r.store.load("g:1").size() == 4);
+    CHECK(cache->counters().created == 2);
+}
+
+TEST_CASE("LRU: past max_sessions the least recently active go", "[session][eviction]") {
+    rig r;
+    auto cache = r.make({.max_idle = 0ns, .max_sessions = 3});
+    for (int i = 1; i <= 5; ++i) {
+        cache->respond("g:" + std::to_string(i), "hi");
+        r.clock.advance(1s);
+    }
+    cache->respond("g:1", "back");  // g:1 is the newest now
+    CHECK(cache->tick() == 2);
+    CHECK(cache->resident() == 3);
+    CHECK(cache->contains("g:1"));
+    CHECK_FALSE(cache->contains("g:2"));
+    CHECK_FALSE(cache->contains("g:3"));
+    CHECK(cache->contains("g:4"));
+    CHECK(cache->contains("g:5"));
+    CHECK(cache->counters().evicted_lru == 2);
+}
+
+TEST_CASE("0 disables idle eviction and the LRU cap", "[session][eviction]") {
+    rig r;
+    auto cache = r.make({.max_idle = 0ns, .max_sessions = 0});
+    for (int i = 0; i < 200; ++i) cache->respond("g:" + std::to_string(i), "hi");
+    r.clock.advance(std::chrono::hours(24 * 365));
+    CHECK(cache->tick() == 0);
+    CHECK(cache->resident() == 200);
+}
+
+namespace {
+/// An eviction policy that chooses every session, after running `between` (a touch between the scan and
+/// the re-check).
+struct evict_all {
+    static inline std::function<void()> between;
+    explicit evict_all(const ania::session_limits&) {}
+    void select(std::span<const ania::resident_session> s, std::int64_t, std::vector<ania::eviction_choice>& out) const {
+        for (std::size_t i = 0; i < s.size(); ++i) out.push_back({i, ania::evict_reason::idle});
+        if (between) between();
+    }
+};
+} // namespace
+
+TEST_CASE("a session touched between the scan and the lock survives", "[session][eviction]") {
+    rig r;
+    ania::session_cache<agent_t, evict_all, ania::manual_clock> cache(r.factory(), r.options(), r.clock);
+    cache.respond("g:1", "a");
+    cache.respond("g:2", "b");
+    evict_all::between = [&] {
+        r.clock.advance(1s);
+        cache.respond("g:1", "touched now");
+    };
+    CHECK(cache.tick() == 1);
+    evict_all::between = nullptr;
+    CHECK(cache.contains("g:1"));
+    CHECK_FALSE(cache.contains("g:2"));
+    CHECK(cache.counters().skipped_busy == 1);
+}
+
+TEST_CASE("a responding session and one with queued messages survive the janitor; the queue is merged into the next turn", "[session][eviction][queue]") {
+    rig r;
+    auto cache = r.make();
+    r.model.hold();
+    ania::respond_result first;
+    std::thread talker([&] { first = cache->respond("g:1", "first"); });
+    r.model.wait_inside();
+    const auto q1 = cache->respond("g:1", "second");
+    const auto q2 = cache->respond("g:1", "third");
+    CHECK(q1.status == ania::respond_status::queued);
+    CHECK(q1.tell_queued);         // told once ...
+    CHECK_FALSE(q2.tell_queued);   // ... not twice
+    CHECK(cache->pending("g:1") == 2);
+    r.clock.advance(10h);
+    CHECK(cache->tick() == 0);  // responding (and queued): kept
+    CHECK(cache->counters().skipped_busy == 1);
+    r.model.release();
+    talker.join();
+    REQUIRE(first.turns.size() == 2);  // its own turn, then the two queued ones as one
+    CHECK(first.turns[1].messages.front().content == "second\nthird");
+    CHECK(cache->pending("g:1") == 0);
+    r.clock.advance(10h);
+    CHECK(cache->tick() == 1);
+}
+
+TEST_CASE("the queue holds 20: the oldest is dropped past it", "[session][queue]") {
+    rig r;
+    auto cache = r.make();
+    r.model.hold();
+    ania::respond_result first;
+    std::thread talker([&] { first = cache->respond("g:1", "first"); });
+    r.model.wait_inside();
+    std::size_t dropped = 0;
+    for (int i = 0; i < 25; ++i) dropped += cache->respond("g:1", "m" + std::to_string(i)).dropped;
+    CHECK(dropped == 5);
+    CHECK(cache->pending("g:1") == 20);
+    CHECK(cache->counters().dropped_pending == 5);
+    r.model.release();
+    talker.join();
+    REQUIRE(first.turns.size() == 2);
+    const std::string merged = first.turns[1].messages.front().content;
+    CHECK(merged.rfind("m5\n", 0) == 0);  // m0..m4 were dropped
+    CHECK(merged.find("m24") != std::string::npos);
+}
+
+TEST_CASE("/stop cancels the reply in progress and empties the queue", "[session][queue][cancel]") {
+    rig r;
+    auto cache = r.make();
+    r.model.hold();
+    ania::respond_result first;
+    std::thread talker([&] { first = cache->respond("g:1", "long task"); });
+    r.model.wait_inside();
+    cache->respond("g:1", "queued one");
+    CHECK(cache->stop("g:1"));
+    CHECK(cache->pending("g:1") == 0);
+    r.model.release();
+    talker.join();
+    REQUIRE(first.turns.size() == 1);  // the queued message was dropped by /stop
+    // The model answered before it saw the stop: the turn ends as replied (the stop is checked at boundaries).
+    CHECK(first.turns[0].end == ania::turn_end::replied);
+    CHECK_FALSE(cache->stop("g:404"));
+}
+
+TEST_CASE("group messages that do not address the bot: no activity refresh, auto-clear after 30, reset by an addressed one", "[session][group]") {
+    rig r;
+    auto cache = r.make();
+    cache->respond("g:7", "@bot 记住这个");
+    r.writer.flush();
+    REQUIRE(r.store.load("g:7").size() == 2);
+    for (int i = 0; i < 29; ++i) CHECK(cache->respond("g:7", "chatter", false).status == ania::respond_status::ignored);
+    cache->respond("g:7", "@bot still here");  // resets the count
+    for (int i = 0; i < 29; ++i) CHECK(cache->respond("g:7", "chatter", false).status == ania::respond_status::ignored);
+    r.writer.flush();
+    CHECK(r.store.load("g:7").size() == 4);
+    CHECK(cache->respond("g:7", "chatter", false).status == ania::respond_status::cleared);
+    r.writer.flush();
+    CHECK(r.store.load("g:7").empty());
+    CHECK(cache->counters().cleared == 1);
+    REQUIRE(r.evicted->size() == 1);
+    CHECK(r.evicted->back().second == ania::evict_reason::cleared);
+    // Non-addressed messages never refresh activity: the session is idle since its last addressed one.
+    cache->respond("g:8", "@bot hi");
+    r.clock.advance(100min);
+    for (int i = 0; i < 5; ++i) cache->respond("g:8", "chatter", false);
+    r.clock.advance(20min);
+    cache->tick();
+    CHECK_FALSE(cache->contains("g:8"));
+}
+
+TEST_CASE("a clear during a reply waits for the reply", "[session][group]") {
+    rig r;
+    auto cache = r.make();
+    r.model.hold();
+    std::thread talker([&] { cache->respond("g:1", "busy"); });
+    r.model.wait_inside();
+    std::atomic<bool> cleared{false};
+    std::thread clearer([&] {
+        cache->clear("g:1");
+        cleared = true;
+    });
+    std::this_thread::sleep_for(50ms);
+    CHECK_FALSE(cleared);  // waiting for the reply
+    r.model.release();
+    talker.join();
+    clearer.join();
+    CHECK(cleared);
+    r.writer.flush();
+    CHECK(r.store.load("g:1").empty());  // the reply was committed first, then cleared
+}
+
+TEST_CASE("the default eviction is the agent's slot; another one comes from the traits", "[session][compile-time]") {
+    STATIC_REQUIRE(std::is_same_v<agent_t::eviction_type, ania::idle_then_lru>);
+    struct lru_traits : traits {
+        using eviction = ania::lru_eviction;
+    };
+    STATIC_REQUIRE(std::is_same_v<ania::basic_agent<lru_traits>::eviction_type, ania::lru_eviction>);
+    STATIC_REQUIRE(ania::eviction_policy<ania::idle_eviction>);
+    struct no_select {
+        explicit no_select(const ania::session_limits&) {}
+    };
+    STATIC_REQUIRE_FALSE(ania::eviction_policy<no_select>);
+}
+
+TEST_CASE("many threads in many sessions with the janitor ticking every millisecond: no message lost", "[session][threads]") {
+    ania::memory_store store;
+    ania::background_writer<ania::memory_store> writer(store);
+    gated_client model;
+    ania::session_options o;
+    o.limits = {.max_idle = 0ns, .max_sessions = 4};  // constant LRU pressure: sessions come and go
+    o.tick = 1ms;
+    o.max_pending = 1000;  // nothing dropped: every line must arrive
+    o.log = [](ania::log_level, std::string_view) {};
+    std::atomic<int> replied_lines{0};
+    {
+        ania::session_cache<agent_t> cache(
+            [&](const std::string& key) {
+                return std::make_unique<agent_t>(writer, agent_t::parts{.client = model}, ania::agent_options{.session = key});
+            },
+            o);
+        constexpr int threads = 8, messages = 60, sessions = 6;
+        std::vector<std::thread> ts;
+        for (int t = 0; t < threads; ++t)
+            ts.emplace_back([&, t] {
+                for (int i = 0; i < messages; ++i) {
+                    const std::string key = "g:" + std::to_string((t + i) % sessions);
+                    if (i % 7 == 3) cache.respond(key, "noise", false);
+                    const auto r = cache.respond(key, "t" + std::to_string(t) + "m" + std::to_string(i));
+                    for (const auto& c : r.turns) replied_lines += c.ok();
+                }
+            });
+        for (auto& t : ts) t.join();
+        for (int s = 0; s < sessions; ++s) CHECK(cache.pending("g:" + std::to_string(s)) == 0);
+        CHECK(model.g->lines == threads * messages);  // every message reached the model, merged or alone
+    }
+    CHECK(replied_lines > 0);
+}
+
+TEST_CASE("handoff: a message arriving at any point of the end of a reply is never stranded", "[session][threads][queue]") {
+    // Two threads race on one session 20,000 times: one replies, the other sends as the reply ends. After each
+    // round nothing may be left in the queue with nobody to drain it.
+    rig r;
+    auto cache = r.make();
+    for (int round = 0; round < 20000; ++round) {
+        std::thread a([&] { cache->respond("g:1", "a"); });
+        std::thread b([&] { cache->respond("g:1", "b"); });
+        a.join();
+        b.join();
+        REQUIRE(cache->pending("g:1") == 0);
+        if (round % 1000 == 999) {
+            r.writer.flush();
+            cache->with_agent("g:1", [](agent_t& ag) { ag.clear(); });
+        }
+    }
+    CHECK(r.model.g->lines == 40000);
+}
