@@ -10,7 +10,6 @@
 #include <condition_variable>
 #include <cstddef>
 #include <cstdint>
-#include <deque>
 #include <exception>
 #include <functional>
 #include <memory>
@@ -152,7 +151,7 @@ public:
             touch(*e);
             respond_result r{respond_status::queued, {}, false, 0};
             if (opt_.max_pending > 0 && e->pending.size() >= opt_.max_pending) {
-                e->pending.pop_front();
+                e->pending.erase(e->pending.begin());  // at most max_pending moves: bounded
                 r.dropped = 1;
                 counters_.dropped_pending.fetch_add(1, std::memory_order_relaxed);
             }
@@ -170,6 +169,17 @@ public:
         }
     }
 
+    /// Refreshes the activity of a resident session (an interaction addressed to the AI that does not go
+    /// through respond). Returns false when the session is not resident.
+    bool touch(std::string_view key) {
+        const shard& s = shard_of(key);
+        std::lock_guard l(s.m);
+        const auto it = s.map.find(key);
+        if (it == s.map.end()) return false;
+        touch(*it->second);
+        return true;
+    }
+
     /// `/stop`: cancels the reply in progress (at its next boundary) and empties the queue. Returns whether
     /// the session was responding.
     bool stop(std::string_view key) {
@@ -178,7 +188,7 @@ public:
         std::lock_guard l(e->m);
         e->pending.clear();
         e->told_queued = false;
-        e->stop.request_stop();
+        if (e->stop.stop_possible()) e->stop.request_stop();
         return e->owned;
     }
 
@@ -200,42 +210,47 @@ public:
     }
 
     /// One janitor pass (the janitor thread calls it every `options.tick`). Returns how many it evicted.
+    /// Passes are serialised; only a pass removes entries, so the snapshot may point into the map.
     std::size_t tick() {
+        std::lock_guard pass(tick_mutex_);
         const std::int64_t now = now_ns();
-        std::vector<std::shared_ptr<entry>> entries;
-        std::vector<std::string> keys;
-        std::vector<resident_session> view;
+        snapshot_.clear();
+        view_.clear();
         for (shard& s : shards_) {
             std::lock_guard l(s.m);
             for (const auto& [key, e] : s.map) {
-                entries.push_back(e);
-                keys.push_back(key);
+                snapshot_.push_back({&key, e.get()});
+                view_.push_back({key, e->last_active.load(std::memory_order_acquire), e->messages.load(std::memory_order_relaxed)});
             }
         }
-        view.reserve(entries.size());
-        for (std::size_t i = 0; i < entries.size(); ++i)
-            view.push_back({keys[i], entries[i]->last_active.load(std::memory_order_acquire), entries[i]->messages.load(std::memory_order_relaxed)});
-        std::vector<eviction_choice> choices;
-        policy_.select(view, now, choices);
+        choices_.clear();
+        policy_.select(view_, now, choices_);
         std::size_t evicted = 0;
         std::vector<std::unique_ptr<Agent>> gone;  // destroyed after every lock is released
-        gone.reserve(choices.size());
-        for (const eviction_choice& c : choices) {
-            if (c.index >= entries.size()) continue;
-            entry& e = *entries[c.index];
-            std::unique_lock l(e.m);
-            if (e.owned || !e.pending.empty() || e.evicted || e.last_active.load(std::memory_order_acquire) != view[c.index].last_active) {
+        gone.reserve(choices_.size());
+        std::vector<std::pair<std::string, evict_reason>> told;
+        for (const eviction_choice& c : choices_) {
+            if (c.index >= snapshot_.size()) continue;
+            std::string key = *snapshot_[c.index].key;  // the map's copy goes with the entry
+            std::shared_ptr<entry> held = find(key);    // keeps the entry alive while its lock is held
+            if (held.get() != snapshot_[c.index].e) continue;
+            std::unique_lock l(held->m);
+            if (held->owned || !held->pending.empty() || held->evicted ||
+                held->last_active.load(std::memory_order_acquire) != view_[c.index].last_active) {
                 counters_.skipped_busy.fetch_add(1, std::memory_order_relaxed);
                 continue;
             }
-            if (!erase_if_same(keys[c.index], entries[c.index])) continue;
-            e.evicted = true;
-            gone.push_back(std::move(e.agent));
+            if (!erase_if_same(key, held)) continue;
+            held->evicted = true;
+            gone.push_back(std::move(held->agent));
             l.unlock();
             ++evicted;
             (c.why == evict_reason::idle ? counters_.evicted_idle : counters_.evicted_lru).fetch_add(1, std::memory_order_relaxed);
-            notify_evicted(keys[c.index], c.why);
+            if (opt_.on_evicted) told.emplace_back(std::move(key), c.why);
         }
+        snapshot_.clear();
+        view_.clear();
+        for (const auto& [key, why] : told) notify_evicted(key, why);
         return evicted;
     }
 
@@ -292,8 +307,8 @@ private:
         bool evicted = false;
         bool told_queued = false;
         std::int64_t non_addressed = 0;
-        std::deque<user_input> pending;
-        std::stop_source stop;
+        std::vector<user_input> pending;         // no allocation while empty (most sessions, most of the time)
+        std::stop_source stop{std::nostopstate}; // a fresh one per turn
         std::unique_ptr<Agent> agent;  // touched only by the owner (and the janitor, under m, when not owned)
         std::atomic<std::int64_t> last_active{0};
         std::atomic<std::size_t> messages{0};
@@ -367,7 +382,7 @@ private:
     void drain(entry& e, std::string_view key, const chat_options& copt, respond_result& r) {
         std::unique_lock l(e.m);
         while (!e.pending.empty()) {
-            std::deque<user_input> batch;
+            std::vector<user_input> batch;
             batch.swap(e.pending);
             e.told_queued = false;
             e.stop = std::stop_source();
@@ -402,7 +417,7 @@ private:
 
     /// Messages queued behind a reply become one turn: their texts in arrival order, one per line, and all
     /// their images.
-    [[nodiscard]] static user_input merge(std::deque<user_input> batch) {
+    [[nodiscard]] static user_input merge(std::vector<user_input> batch) {
         if (batch.size() == 1) return std::move(batch.front());
         user_input out(std::string{});
         for (user_input& in : batch) {
@@ -444,6 +459,14 @@ private:
     struct {
         std::atomic<std::uint64_t> created{0}, evicted_idle{0}, evicted_lru{0}, cleared{0}, skipped_busy{0}, dropped_pending{0};
     } counters_;
+    struct snapshot_entry {
+        const std::string* key;
+        entry* e;
+    };
+    std::mutex tick_mutex_;  // one pass at a time; its scratch is reused
+    std::vector<snapshot_entry> snapshot_;
+    std::vector<resident_session> view_;
+    std::vector<eviction_choice> choices_;
     std::mutex janitor_mutex_;
     std::condition_variable janitor_wake_;
     bool stopping_ = false;
