@@ -33,8 +33,7 @@ struct compressor_config {
     std::string model;
 };
 
-/// `session.*` (SPEC §3). 0 disables a limit. Parsed and validated; read by the session cache, which is not
-/// shipped yet.
+/// `session.*` (SPEC §3). 0 disables a limit. Read by `from_config<session_options>` (session_cache.hpp).
 struct session_config {
     std::int64_t max_idle_minutes = defaults::session_max_idle_minutes;  ///< idle eviction
     std::int64_t max_sessions = defaults::session_max_sessions;     ///< LRU cap on resident sessions
@@ -45,8 +44,8 @@ struct session_config {
 struct memory_config {
     std::int64_t max_entries = defaults::memory_max_entries;      ///< per scope; then memory_save answers "memory full"
     std::int64_t max_content_runes = defaults::memory_max_content_runes; ///< one entry's content is cut to this many code points
-    /// Prepend relevant memories to the user message. Read by the agent (basic_agent, not yet shipped);
-    /// until then a caller does it with memory::inject_block.
+    /// Prepend relevant memories to the user message: set agent_options::auto_inject to memory::inject_block
+    /// when it is true (the example does).
     bool auto_inject = false;
     std::int64_t inject_entries = defaults::memory_inject_entries;     ///< the auto-inject block holds at most this many entries
     std::int64_t inject_runes = defaults::memory_inject_runes;     ///< ... and about this many runes
@@ -75,7 +74,7 @@ struct config {
     session_config session;
     memory_config memory;
     ocr_config ocr;
-    bool multimodal = false;                   ///< the main model takes images (read by the agent, not yet shipped)
+    bool multimodal = false;                   ///< the main model takes images: the agent's `images` slot (multimodal / describe_images)
 };
 
 } // namespace ania
