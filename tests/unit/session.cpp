@@ -351,3 +351,57 @@ TEST_CASE("handoff: a message arriving at any point of the end of a reply is nev
     }
     CHECK(r.model.g->lines == 40000);
 }
+
+#if !defined(__SANITIZE_ADDRESS__)  // ASan's allocator does not report through mallinfo2
+#include <malloc.h>
+
+namespace {
+struct instant_client {
+    ania::completion complete(const ania::chat_request&) { return ania::completion::success(message::assistant("ok"), {10, 1, 11, {}}); }
+};
+struct churn_traits : ania::default_agent_traits {
+    using client = instant_client;
+    using store = ania::null_store;  // the history itself would grow: the cache's own memory is measured
+    using log = quiet_log;
+};
+} // namespace
+
+TEST_CASE("churn: 10,000 sessions created, evicted and recreated ten times return the heap to its baseline", "[session][memory]") {
+    using churn_agent = ania::basic_agent<churn_traits>;
+    ania::null_store store;
+    ania::background_writer<ania::null_store> writer(store);
+    ania::manual_clock clock;
+    ania::session_options o;
+    o.limits = {.max_idle = 1h, .max_sessions = 128};
+    o.janitor = false;
+    ania::session_cache<churn_agent, churn_agent::eviction_type, ania::manual_clock> cache(
+        [&](const std::string& key) {
+            return std::make_unique<churn_agent>(writer, churn_agent::parts{.client = {}}, ania::agent_options{.session = key});
+        },
+        o, clock);
+    std::vector<std::string> keys;
+    for (int i = 0; i < 10000; ++i) keys.push_back("g:" + std::to_string(1000000 + i));
+    std::size_t baseline = 0;
+    for (int round = 0; round < 10; ++round) {
+        for (std::size_t i = 0; i < keys.size(); ++i) {
+            clock.advance(1us);
+            if (i % 10 == 0) cache.respond(keys[i], "hi");                    // a turn
+            else if (i % 3 == 0) cache.respond(keys[i], "chatter", false);    // a counter only
+            else cache.with_agent(keys[i], [](churn_agent&) {});              // an agent, no turn
+        }
+        cache.tick();
+        REQUIRE(cache.resident() <= 128);
+        clock.advance(2h);  // then every one goes idle: nothing of the round may stay behind
+        cache.tick();
+        REQUIRE(cache.resident() == 0);
+        writer.flush();
+        malloc_trim(0);
+        const std::size_t in_use = mallinfo2().uordblks;
+        if (round == 0) baseline = in_use;
+        INFO("round " << round << ": " << in_use << " bytes in use, baseline " << baseline);
+        CHECK(in_use <= baseline + baseline / 20);
+    }
+    CHECK(cache.counters().evicted_lru == 10 * (10000 - 128));
+    CHECK(cache.counters().evicted_idle == 10 * 128);
+}
+#endif
