@@ -123,17 +123,22 @@ case "$cmd" in
     # The header and ODR tests do not depend on the compiler: built once, in the g++ configuration.
     configure "$out/clang" clang++ --werror -Dbench=disabled -Doptimization=0 -Dheader_tests=false
     configure "$out/asan" g++ -Dbench=disabled -Db_sanitize=address,undefined -Db_lundef=false -Doptimization=1 -Dheader_tests=false
+    # ThreadSanitizer over the tests whose behaviour is about threads only (writer, memory manager, agent,
+    # sessions): any report fails.
+    configure "$out/tsan" g++ -Dbench=disabled -Db_sanitize=thread -Db_lundef=false -Doptimization=1 -Dheader_tests=false -Dthreaded_only=true
     export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
+    export TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1
     ok=0
     run_suite "$out/gcc" || ok=1
     run_suite "$out/clang" || ok=1
     run_suite "$out/asan" || ok=1
+    run_suite "$out/tsan" || ok=1
     CONSUMER_RESULTS=()
     if [ $ok -eq 0 ]; then consumers; else CONSUMER_RESULTS=(build=fail); fi
     # Every fuzz target for a bounded time (ANIA_FUZZ_SECONDS, 20 s each): any crash or report fails.
     echo "== fuzz"
     if bash "$root/scripts/dev.sh" fuzz "${ANIA_FUZZ_SECONDS:-20}"; then CONSUMER_RESULTS+=(fuzz=ok); else CONSUMER_RESULTS+=(fuzz=fail); fi
-    summary "$out/gcc" "$out/clang" "$out/asan" "$out/consumer-subproject" "$out/consumer-pkgconfig" -- "${CONSUMER_RESULTS[@]}"
+    summary "$out/gcc" "$out/clang" "$out/asan" "$out/tsan" "$out/consumer-subproject" "$out/consumer-pkgconfig" -- "${CONSUMER_RESULTS[@]}"
     ;;
   fuzz)
     # Each target from its checked-in corpus (fuzz/corpus/<t>), new finds kept in build/fuzz-corpus/<t>;

@@ -352,7 +352,7 @@ TEST_CASE("handoff: a message arriving at any point of the end of a reply is nev
     CHECK(r.model.g->lines == 40000);
 }
 
-#if !defined(__SANITIZE_ADDRESS__)  // ASan's allocator does not report through mallinfo2
+#if !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)  // their allocators do not report through mallinfo2
 #include <malloc.h>
 
 namespace {
@@ -405,3 +405,26 @@ TEST_CASE("churn: 10,000 sessions created, evicted and recreated ten times retur
     CHECK(cache.counters().evicted_idle == 10 * 128);
 }
 #endif
+
+TEST_CASE("capacity is not busy: with one reply at a time, a message for another session waits and is answered, never queued", "[session][queue][threads]") {
+    rig r;
+    auto o = r.options();
+    o.max_concurrent_replies = 1;
+    cache_t cache(r.factory(), o, r.clock);
+    r.model.hold();
+    ania::respond_result a, b;
+    std::thread ta([&] { a = cache.respond("g:1", "one"); });
+    r.model.wait_inside();
+    std::thread tb([&] { b = cache.respond("g:2", "two"); });
+    std::this_thread::sleep_for(50ms);
+    CHECK(r.model.g->inside == 1);  // g:2 waits for a slot, outside the model
+    const auto c = cache.respond("g:2", "three");  // g:2 owns itself while it waits: this queues behind it
+    CHECK(c.status == ania::respond_status::queued);
+    r.model.release();
+    ta.join();
+    tb.join();
+    CHECK(a.status == ania::respond_status::replied);
+    CHECK(b.status == ania::respond_status::replied);
+    REQUIRE(b.turns.size() == 2);  // its own turn, then "three"
+    CHECK(cache.pending("g:2") == 0);
+}

@@ -14,6 +14,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <semaphore>
 #include <stop_token>
 #include <string>
 #include <string_view>
@@ -43,6 +44,10 @@ struct session_options {
     /// order; past this many the oldest is dropped.
     std::size_t max_pending = 20;
     std::chrono::milliseconds tick = std::chrono::minutes(1);  ///< the janitor's period
+    /// A global limit on turns running at once (the original's rate_limit is 2; 0 = none). A session that
+    /// waits for a slot owns itself meanwhile: its messages queue behind it and it drains them; a message for
+    /// another idle session is never reported as queued behind a reply it is not part of.
+    std::size_t max_concurrent_replies = 0;
     bool janitor = true;  ///< false: no thread; the caller calls tick() (tests, an event loop of its own)
     /// Every turn a session ran (on the thread that ran it), e.g. to send the reply to the chat.
     std::function<void(std::string_view key, const chat_result&)> on_reply{};
@@ -101,7 +106,8 @@ public:
     using factory_type = std::function<std::unique_ptr<Agent>(const std::string& key)>;
 
     explicit session_cache(factory_type make, session_options opt = {}, Clock clock = {})
-        : make_(std::move(make)), opt_(std::move(opt)), clock_(std::move(clock)), policy_(opt_.limits) {
+        : make_(std::move(make)), opt_(std::move(opt)), clock_(std::move(clock)), policy_(opt_.limits),
+          slots_(static_cast<std::ptrdiff_t>(opt_.max_concurrent_replies > 0 ? opt_.max_concurrent_replies : 1)) {
         if (!make_) throw error(errc::invalid_argument, "session_cache: the agent factory is empty");
         if (opt_.janitor) janitor_ = std::thread([this] { run_janitor(); });
     }
@@ -390,6 +396,7 @@ private:
             l.unlock();
             try {
                 ensure_agent(e, key);
+                admission slot(*this);
                 chat_result c = e.agent->chat(merge(std::move(batch)), copt, token);
                 e.messages.store(e.agent->window().size(), std::memory_order_relaxed);
                 touch(e);
@@ -414,6 +421,19 @@ private:
         l.unlock();
         e.idle.notify_all();
     }
+
+    /// A slot of max_concurrent_replies for the duration of one turn (nothing when there is no limit).
+    struct admission {
+        session_cache& c;
+        explicit admission(session_cache& cache) : c(cache) {
+            if (c.opt_.max_concurrent_replies > 0) c.slots_.acquire();
+        }
+        ~admission() {
+            if (c.opt_.max_concurrent_replies > 0) c.slots_.release();
+        }
+        admission(const admission&) = delete;
+        admission& operator=(const admission&) = delete;
+    };
 
     /// Messages queued behind a reply become one turn: their texts in arrival order, one per line, and all
     /// their images.
@@ -455,6 +475,7 @@ private:
     session_options opt_;
     Clock clock_;
     Eviction policy_;
+    std::counting_semaphore<> slots_;
     shard shards_[shard_count];
     struct {
         std::atomic<std::uint64_t> created{0}, evicted_idle{0}, evicted_lru{0}, cleared{0}, skipped_busy{0}, dropped_pending{0};
