@@ -428,3 +428,37 @@ TEST_CASE("capacity is not busy: with one reply at a time, a message for another
     REQUIRE(b.turns.size() == 2);  // its own turn, then "three"
     CHECK(cache.pending("g:2") == 0);
 }
+
+TEST_CASE("double texting: reject, latest only, one turn per message", "[session][queue]") {
+    const auto run = [](ania::busy_policy p, std::vector<ania::respond_status>& statuses, std::size_t& dropped) {
+        rig r;
+        auto o = r.options();
+        o.when_busy = p;
+        cache_t cache(r.factory(), o, r.clock);
+        r.model.hold();
+        ania::respond_result first;
+        std::thread talker([&] { first = cache.respond("g:1", "first"); });
+        r.model.wait_inside();
+        for (const char* m : {"a", "b", "c"}) {
+            const auto q = cache.respond("g:1", m);
+            statuses.push_back(q.status);
+            dropped += q.dropped;
+        }
+        r.model.release();
+        talker.join();
+        std::vector<std::string> users;
+        for (const auto& t : first.turns) users.push_back(t.messages.empty() ? "" : t.messages.front().content);
+        return users;
+    };
+    std::vector<ania::respond_status> st;
+    std::size_t dropped = 0;
+    CHECK(run(ania::busy_policy::reject, st, dropped) == std::vector<std::string>{"first"});
+    CHECK(st == std::vector<ania::respond_status>(3, ania::respond_status::rejected));
+    st.clear();
+    CHECK(run(ania::busy_policy::latest_only, st, dropped) == std::vector<std::string>{"first", "c"});
+    CHECK(dropped == 2);
+    st.clear();
+    dropped = 0;
+    CHECK(run(ania::busy_policy::one_per_message, st, dropped) == std::vector<std::string>{"first", "a", "b", "c"});
+    CHECK(run(ania::busy_policy::queue, st, dropped) == std::vector<std::string>{"first", "a\nb\nc"});
+}

@@ -34,6 +34,14 @@
 
 namespace ania {
 
+/// What happens to a message for a session that is responding ("double texting").
+enum class busy_policy : std::uint8_t {
+    queue,             ///< the original: queued, merged into the next turn in arrival order (the default)
+    reject,            ///< refused (respond_status::rejected); the reply in progress goes on
+    latest_only,       ///< only the newest waits; the ones it replaces are dropped (counted in `dropped`)
+    one_per_message,   ///< queued, and each becomes a turn of its own, in order
+};
+
 /// How a session cache behaves; `from_config<session_options>(cfg)` reads `session.*`.
 struct session_options {
     session_limits limits{};  ///< max_idle (120 min), max_sessions (128); 0 disables either
@@ -43,6 +51,7 @@ struct session_options {
     /// Messages that arrive while the session responds wait here, merged into its next turn in arrival
     /// order; past this many the oldest is dropped.
     std::size_t max_pending = 20;
+    busy_policy when_busy = busy_policy::queue;
     std::chrono::milliseconds tick = std::chrono::minutes(1);  ///< the janitor's period
     /// A global limit on turns running at once (the original's rate_limit is 2; 0 = none). A session that
     /// waits for a slot owns itself meanwhile: its messages queue behind it and it drains them; a message for
@@ -70,6 +79,7 @@ enum class respond_status : std::uint8_t {
     queued,   ///< the session is responding: the message waits for its next turn
     ignored,  ///< not addressed to the bot: counted for auto-clear, nothing else
     cleared,  ///< not addressed, and the run reached group_auto_clear: the session was cleared
+    rejected, ///< the session is responding and busy_policy::reject refused the message
 };
 
 struct respond_result {
@@ -156,6 +166,12 @@ public:
             e->non_addressed = 0;
             touch(*e);
             respond_result r{respond_status::queued, {}, false, 0};
+            if (e->owned && opt_.when_busy == busy_policy::reject) return {respond_status::rejected, {}, false, 0};
+            if (e->owned && opt_.when_busy == busy_policy::latest_only && !e->pending.empty()) {
+                r.dropped = e->pending.size();
+                counters_.dropped_pending.fetch_add(r.dropped, std::memory_order_relaxed);
+                e->pending.clear();
+            }
             if (opt_.max_pending > 0 && e->pending.size() >= opt_.max_pending) {
                 e->pending.erase(e->pending.begin());  // at most max_pending moves: bounded
                 r.dropped = 1;
@@ -389,7 +405,12 @@ private:
         std::unique_lock l(e.m);
         while (!e.pending.empty()) {
             std::vector<user_input> batch;
-            batch.swap(e.pending);
+            if (opt_.when_busy == busy_policy::one_per_message && e.pending.size() > 1) {
+                batch.push_back(std::move(e.pending.front()));
+                e.pending.erase(e.pending.begin());
+            } else {
+                batch.swap(e.pending);
+            }
             e.told_queued = false;
             e.stop = std::stop_source();
             const std::stop_token token = e.stop.get_token();
