@@ -358,21 +358,25 @@ inline json write_tool_call(const tool_call& c) {
     return j;
 }
 
+/// The form `content` is written in: the message's own, except for an assistant message that only calls
+/// tools (write_options::empty_tool_call_content).
+[[nodiscard]] inline content_form written_form(const message& m, const write_options& opt) noexcept {
+    if (m.role != role::assistant || !m.has_tool_calls() || !m.content_empty()) return m.form;
+    using tcc = write_options::tool_call_content;
+    switch (opt.empty_tool_call_content) {
+    case tcc::keep: break;
+    case tcc::null: return content_form::null;
+    case tcc::empty_string: return content_form::text;
+    case tcc::omit: return content_form::absent;
+    }
+    return m.form;
+}
+
 inline void write_field(json& j, const message& m, wire_field f, const write_options& opt) {
     switch (f) {
     case wire_field::role: j["role"] = to_string(m.role); break;
     case wire_field::content: {
-        content_form form = m.form;
-        if (m.role == role::assistant && m.has_tool_calls() && m.content_empty()) {
-            using tcc = write_options::tool_call_content;
-            switch (opt.empty_tool_call_content) {
-            case tcc::keep: break;
-            case tcc::null: form = content_form::null; break;
-            case tcc::empty_string: form = content_form::text; break;
-            case tcc::omit: form = content_form::absent; break;
-            }
-        }
-        switch (form) {
+        switch (written_form(m, opt)) {
         case content_form::text: j["content"] = m.form == content_form::text ? m.content : std::string(); break;
         case content_form::null: j["content"] = nullptr; break;
         case content_form::parts: {

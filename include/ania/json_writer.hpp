@@ -99,17 +99,7 @@ inline void append_field(std::string& out, const message& m, wire_field f, const
         append_json_string(out, to_string(m.role));
         break;
     case wire_field::content: {
-        content_form form = m.form;
-        if (m.role == role::assistant && m.has_tool_calls() && m.content_empty()) {
-            using tcc = write_options::tool_call_content;
-            switch (opt.empty_tool_call_content) {
-            case tcc::keep: break;
-            case tcc::null: form = content_form::null; break;
-            case tcc::empty_string: form = content_form::text; break;
-            case tcc::omit: form = content_form::absent; break;
-            }
-        }
-        switch (form) {
+        switch (written_form(m, opt)) {
         case content_form::text:
             append_json_key(out, "content", first);
             append_json_string(out, m.form == content_form::text ? std::string_view(m.content) : std::string_view());

@@ -216,19 +216,14 @@ public:
 
     /// Clears a session now (window, store, run-time tools), after the reply in progress.
     void clear(std::string_view key) {
-        while (true) {
-            std::shared_ptr<entry> e = get_or_create(key);
-            std::unique_lock l(e->m);
-            e->idle.wait(l, [&] { return !e->owned; });
-            if (e->evicted) continue;
-            e->owned = true;
+        const std::shared_ptr<entry> e = own(key);
+        {
+            std::lock_guard l(e->m);
             e->non_addressed = 0;
-            l.unlock();
-            respond_result r;
-            clear_owned(*e, key);
-            drain(*e, key, {}, r);
-            return;
         }
+        respond_result r;
+        clear_owned(*e, key);
+        drain(*e, key, {}, r);
     }
 
     /// One janitor pass (the janitor thread calls it every `options.tick`). Returns how many it evicted.
@@ -300,25 +295,18 @@ public:
     /// inspection, tests. Builds the agent if it is not resident.
     template <class F>
     decltype(auto) with_agent(std::string_view key, F&& f) {
-        while (true) {
-            std::shared_ptr<entry> e = get_or_create(key);
-            std::unique_lock l(e->m);
-            e->idle.wait(l, [&] { return !e->owned; });
-            if (e->evicted) continue;
-            e->owned = true;
-            l.unlock();
-            struct release {
-                session_cache* self;
-                entry* e;
-                std::string_view key;
-                ~release() {
-                    respond_result r;
-                    self->drain(*e, key, {}, r);
-                }
-            } guard{this, e.get(), key};
-            ensure_agent(*e, key);
-            return f(*e->agent);
-        }
+        const std::shared_ptr<entry> e = own(key);
+        struct release {
+            session_cache* self;
+            entry* e;
+            std::string_view key;
+            ~release() {
+                respond_result r;
+                self->drain(*e, key, {}, r);
+            }
+        } guard{this, e.get(), key};
+        ensure_agent(*e, key);
+        return f(*e->agent);
     }
 
 private:
@@ -368,6 +356,17 @@ private:
         s.map.emplace(std::string(key), e);
         counters_.created.fetch_add(1, std::memory_order_relaxed);
         return e;
+    }
+    /// Takes ownership of the session (after the reply in progress); the caller releases it with drain().
+    std::shared_ptr<entry> own(std::string_view key) {
+        while (true) {
+            std::shared_ptr<entry> e = get_or_create(key);
+            std::unique_lock l(e->m);
+            e->idle.wait(l, [&] { return !e->owned; });
+            if (e->evicted) continue;  // evicted while we waited: a new entry
+            e->owned = true;
+            return e;
+        }
     }
     bool erase_if_same(const std::string& key, const std::shared_ptr<entry>& e) {
         shard& s = shard_of(key);
