@@ -462,3 +462,21 @@ TEST_CASE("double texting: reject, latest only, one turn per message", "[session
     CHECK(run(ania::busy_policy::one_per_message, st, dropped) == std::vector<std::string>{"first", "a", "b", "c"});
     CHECK(run(ania::busy_policy::queue, st, dropped) == std::vector<std::string>{"first", "a\nb\nc"});
 }
+
+TEST_CASE("a factory that throws fails the turn; the session stays usable", "[session][failure]") {
+    rig r;
+    int calls = 0;
+    cache_t cache(
+        [&](const std::string& key) -> std::unique_ptr<agent_t> {
+            if (++calls == 1) throw std::runtime_error("database unreachable");
+            return std::make_unique<agent_t>(r.writer, agent_t::parts{.client = r.model}, ania::agent_options{.session = key});
+        },
+        r.options(), r.clock);
+    const auto first = cache.respond("g:1", "hello");
+    REQUIRE(first.turns.size() == 1);
+    CHECK(first.turns[0].end == ania::turn_end::failed);
+    CHECK(first.turns[0].error.find("database unreachable") != std::string::npos);
+    const auto second = cache.respond("g:1", "again");
+    REQUIRE(second.turns.size() == 1);
+    CHECK(second.turns[0].ok());
+}

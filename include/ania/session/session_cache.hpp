@@ -49,7 +49,7 @@ struct session_options {
     /// session is cleared (0 disables). An addressed message resets the count.
     std::int64_t group_auto_clear = defaults::session_group_auto_clear;
     /// Messages that arrive while the session responds wait here, merged into its next turn in arrival
-    /// order; past this many the oldest is dropped.
+    /// order; past this many the oldest is dropped (0: no cap).
     std::size_t max_pending = 20;
     busy_policy when_busy = busy_policy::queue;
     std::chrono::milliseconds tick = std::chrono::minutes(1);  ///< the janitor's period
@@ -428,10 +428,10 @@ private:
                     }
                 }
                 r.turns.push_back(std::move(c));
-            } catch (const std::exception& ex) {  // the factory failed: the messages are answered with an error
+            } catch (...) {  // the factory failed (or worse): the turn fails, the session stays usable
                 chat_result c;
                 c.end = turn_end::failed;
-                c.error = std::string("session_cache: ") + ex.what();
+                c.error = "session_cache: " + describe_current_exception();
                 log_to(opt_.log, log_level::error, c.error);
                 r.turns.push_back(std::move(c));
             }
@@ -440,6 +440,16 @@ private:
         e.owned = false;
         l.unlock();
         e.idle.notify_all();
+    }
+
+    [[nodiscard]] static std::string describe_current_exception() {
+        try {
+            throw;
+        } catch (const std::exception& ex) {
+            return ex.what();
+        } catch (...) {
+            return "unknown exception";
+        }
     }
 
     /// A slot of max_concurrent_replies for the duration of one turn (nothing when there is no limit).
