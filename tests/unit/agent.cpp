@@ -736,3 +736,27 @@ TEST_CASE("hook_set: a throwing hook does not keep the later ones of its event f
     CHECK(later == 1);
     CHECK(hooks.user_prompt_submit({"g:1", "t"}).reason == "second says no");
 }
+
+TEST_CASE("steer: messages handed in after a tool batch join the turn before the next call", "[agent][tools]") {
+    rig r;
+    r.tools.push_back(echo_tool());
+    r.model.calls({{"echo", "{}"}, {"echo", "{}"}}).reply("done");
+    auto a = r.make();
+    int asked = 0;
+    ania::chat_options copt;
+    copt.steer = [&] {
+        ++asked;
+        return asked == 1 ? std::vector<ania::user_input>{"also this"} : std::vector<ania::user_input>{};
+    };
+    REQUIRE(a.chat("start", copt).ok());
+    CHECK(asked == 1);  // once per tool batch: one batch here
+    const auto& second = r.model.requests()[1];
+    REQUIRE(second.size() == 5);  // user, calls, two results (the batch intact), then the steered message
+    CHECK(second[2].role == role::tool);
+    CHECK(second[3].role == role::tool);
+    CHECK(second[4].content == "also this");
+    const auto stored = r.stored();
+    REQUIRE(stored.size() == 6);
+    CHECK(stored[4].content == "also this");
+    CHECK(ania::is_valid_transcript(stored));
+}

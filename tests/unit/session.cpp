@@ -480,3 +480,62 @@ TEST_CASE("a factory that throws fails the turn; the session stays usable", "[se
     REQUIRE(second.turns.size() == 1);
     CHECK(second.turns[0].ok());
 }
+
+namespace {
+/// SCRIPTED: the first call waits for the gate and asks for a tool; every later call answers its last message.
+struct steer_client {
+    std::shared_ptr<gate_state> g = std::make_shared<gate_state>();
+    ania::completion complete(const ania::chat_request& req) {
+        if (g->calls++ == 0) {
+            std::unique_lock l(g->m);
+            ++g->inside;
+            g->cv.notify_all();
+            g->cv.wait(l, [&] { return !g->hold; });
+            return ania::completion::success(message::assistant_calls({{"c1", "function", "noop", "{}", {}, {}}}));
+        }
+        return ania::completion::success(message::assistant("re: " + req.messages.back().text()));
+    }
+};
+struct steer_traits : ania::default_agent_traits {
+    using client = steer_client;
+    using log = quiet_log;
+};
+} // namespace
+
+TEST_CASE("busy_policy::steer: a message that arrives during a tool loop joins the running turn", "[session][queue][threads]") {
+    using steer_agent = ania::basic_agent<steer_traits>;
+    ania::memory_store store;
+    ania::background_writer<ania::memory_store> writer(store);
+    steer_client model;
+    ania::session_options o;
+    o.janitor = false;
+    o.when_busy = ania::busy_policy::steer;
+    o.log = [](ania::log_level, std::string_view) {};
+    ania::session_cache<steer_agent> cache(
+        [&](const std::string& key) {
+            std::vector<ania::tool> tools{{"noop", "", ania::json::object(), [](std::string_view) { return std::string("ok"); }}};
+            return std::make_unique<steer_agent>(writer, steer_agent::parts{.client = model, .tools = ania::tool_registry(tools)},
+                                                 ania::agent_options{.session = key});
+        },
+        o);
+    {
+        std::lock_guard l(model.g->m);
+        model.g->hold = true;
+    }
+    ania::respond_result first;
+    std::thread talker([&] { first = cache.respond("g:1", "start"); });
+    {
+        std::unique_lock l(model.g->m);
+        model.g->cv.wait(l, [&] { return model.g->inside == 1; });
+    }
+    CHECK(cache.respond("g:1", "by the way").status == ania::respond_status::queued);
+    {
+        std::lock_guard l(model.g->m);
+        model.g->hold = false;
+    }
+    model.g->cv.notify_all();
+    talker.join();
+    REQUIRE(first.turns.size() == 1);  // one turn: the queued message was steered into it
+    CHECK(first.turns[0].reply == "re: by the way");
+    CHECK(cache.pending("g:1") == 0);
+}

@@ -358,6 +358,7 @@ private:
                 return;
             }
             run_tools(stop);
+            if (copt.steer && !stop.stop_requested()) steer(copt);
             if (window_.note_tool_round(c.used.prompt_tokens.value_or(0), std::span<const message>(turn_).subspan(from)))
                 compress_if_due(res, true);
         }
@@ -429,6 +430,16 @@ private:
         }
         if (complete)
             for (message& m : next_round) turn_.push_back(std::move(m));
+    }
+
+    /// Messages that arrived during the tool batch join the turn before the next call.
+    void steer(const chat_options& copt) {
+        std::vector<user_input> more = guarded("steer", std::vector<user_input>(), [&] { return copt.steer(); });
+        for (user_input& in : more) {
+            message m = user_message(std::move(in));
+            images_.prepare_user(m, log_sink_);
+            turn_.push_back(std::move(m));
+        }
     }
 
     /// The transcript check before sending. The window is valid by construction (repaired at load, after a

@@ -43,6 +43,10 @@ struct chat_options {
     std::vector<std::string> injections{};
     /// 0: agent_options::max_iterations.
     int max_iterations = 0;
+    /// "Steer": called after each tool batch, before the next model call (never inside a batch, so calls stay
+    /// paired with their results); each message it returns joins this turn as a user message that the next
+    /// call sees (and the history keeps). A session cache passes the messages that arrived meanwhile.
+    std::function<std::vector<user_input>()> steer{};
 };
 
 /// What one turn did.

@@ -40,6 +40,8 @@ enum class busy_policy : std::uint8_t {
     reject,            ///< refused (respond_status::rejected); the reply in progress goes on
     latest_only,       ///< only the newest waits; the ones it replaces are dropped (counted in `dropped`)
     one_per_message,   ///< queued, and each becomes a turn of its own, in order
+    steer,             ///< queued, and handed to the running turn after its next tool batch (chat_options::steer);
+                       ///< what is still queued when the turn ends is its next turn, as with `queue`
 };
 
 /// How a session cache behaves; `from_config<session_options>(cfg)` reads `session.*`.
@@ -417,7 +419,16 @@ private:
             try {
                 ensure_agent(e, key);
                 admission slot(*this);
-                chat_result c = e.agent->chat(merge(std::move(batch)), copt, token);
+                chat_options turn_options = copt;
+                if (opt_.when_busy == busy_policy::steer)
+                    turn_options.steer = [&e] {
+                        std::lock_guard sl(e.m);
+                        std::vector<user_input> more;
+                        more.swap(e.pending);
+                        e.told_queued = false;
+                        return more;
+                    };
+                chat_result c = e.agent->chat(merge(std::move(batch)), turn_options, token);
                 e.messages.store(e.agent->window().size(), std::memory_order_relaxed);
                 touch(e);
                 if (opt_.on_reply) {
