@@ -215,6 +215,9 @@ private:
         } catch (const std::exception& e) {
             log_to(log_sink_, log_level::error, std::string("loading the history failed (continuing without it): ") + e.what());
             emit(persistence_event{opt_.session, e.what()});
+        } catch (...) {
+            log_to(log_sink_, log_level::error, "loading the history failed (continuing without it)");
+            emit(persistence_event{opt_.session, "unknown exception"});
         }
         const repair_report r = repair_transcript(h, opt_.repair);
         aligned_ = !r.changed();  // the store holds exactly what the window will: a cut may drop_front

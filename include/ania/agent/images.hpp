@@ -52,7 +52,7 @@ struct multimodal {
 /// The main model does not take images: each one (in the user input or from a tool) goes to a vision model
 /// (`ocr.*` in the configuration; any chat_client), and the main model reads `[图片 <hash>] <description>`
 /// instead. The window and the store keep that text, which is what the model saw. Descriptions are cached by
-/// the image's hash (copies of the policy share the cache, bounded by `max_cached`), so an image that comes
+/// the image's SHA-256 (copies of the policy share the cache, bounded by `max_cached`), so an image that comes
 /// back is not described twice. A failed description is a text saying so, never a failed turn.
 template <chat_client Vision>
 class describe_images {
@@ -92,7 +92,7 @@ public:
     /// `[图片 <hash>] <description>` for one image reference (a URL or a data URI).
     [[nodiscard]] std::string describe(std::string_view url, const log_sink& log) {
         const std::string marker = image_marker_for(url);
-        const std::string hash = text::short_hash(url);
+        const std::string hash = text::sha256_hex(url);  // the full digest: 8 hex digits collide across many images
         {
             std::lock_guard lock(state_->mutex);
             if (const auto it = state_->cache.find(hash); it != state_->cache.end()) return marker + " " + it->second;
@@ -106,6 +106,8 @@ public:
             c = vision_.complete(chat_request{std::span<const message>(request)});
         } catch (const std::exception& e) {
             c = completion::failure(e.what());
+        } catch (...) {
+            c = completion::failure("the vision client threw");
         }
         std::string d = c.ok ? std::string(text::trim(c.reply.text())) : std::string();
         if (d.empty()) {
@@ -113,7 +115,7 @@ public:
             return marker + " （图片无法识别）";
         }
         std::lock_guard lock(state_->mutex);
-        if (state_->cache.size() >= max_cached_) state_->cache.clear();  // a bound, not an LRU: descriptions are cheap to redo
+        if (state_->cache.size() >= max_cached_) state_->cache.clear();  // a bound, not an LRU: memory stays bounded
         state_->cache.emplace(hash, d);
         ++state_->described;
         return marker + " " + d;
