@@ -12,7 +12,6 @@
 #include <string>
 #include <string_view>
 #include <type_traits>
-#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -371,30 +370,14 @@ private:
     /// get a fresh one, so each call is run once and answered once. Returns how many were renamed.
     static std::size_t assign_call_ids(message& reply, int iteration) {
         std::vector<tool_call>& calls = reply.tool_calls;
-        if (calls.empty()) return 0;
-        std::size_t renamed = 0;
-        const auto fresh = [&](std::size_t k) { return "call_ania_" + std::to_string(iteration) + "_" + std::to_string(k); };
-        if (calls.size() <= 16) {
-            for (std::size_t k = 0; k < calls.size(); ++k) {
-                bool bad = !detail::id_ok(calls[k].id);
-                for (std::size_t j = 0; j < k && !bad; ++j) bad = calls[j].id == calls[k].id;
-                if (bad) {
-                    calls[k].id = fresh(k);
-                    ++renamed;
-                }
-            }
-            return renamed;
-        }
-        std::unordered_set<std::string> seen;  // many calls: hashing keeps this O(n)
-        seen.reserve(calls.size());
-        for (std::size_t k = 0; k < calls.size(); ++k) {
-            if (!detail::id_ok(calls[k].id) || !seen.insert(calls[k].id).second) {
-                calls[k].id = fresh(k);
-                ++renamed;
-                seen.insert(calls[k].id);
-            }
-        }
-        return renamed;
+        std::vector<std::size_t> bad;
+        {
+            const detail::call_index index(calls);  // the transcript check's lookup: O(n log n) for many calls
+            for (std::size_t k = 0; k < calls.size(); ++k)
+                if (!detail::id_ok(calls[k].id) || index.first(calls[k].id) != k) bad.push_back(k);
+        }  // the index points into the ids: renamed only after it is gone
+        for (const std::size_t k : bad) calls[k].id = "call_ania_" + std::to_string(iteration) + "_" + std::to_string(k);
+        return bad.size();
     }
 
     /// The calls of the newest reply, in order, each answered by one tool message right after it.
