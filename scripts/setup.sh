@@ -8,6 +8,8 @@ packages=(
   libboost1.81-dev nlohmann-json3-dev catch2 libsqlite3-dev sqlite3 libbenchmark-dev zlib1g-dev
   libclang-rt-14-dev gcovr
   libicu-dev   # tests only: the generated Unicode tables are checked against ICU
+  libcurl4-openssl-dev   # the model clients (ania-openai)
+  libcpp-httplib-dev     # tests only: the loopback HTTP server the clients are tested against
 )
 
 missing=()

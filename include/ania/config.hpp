@@ -24,6 +24,21 @@
 
 namespace ania {
 
+/// `llm.*`: the main model, an OpenAI-compatible chat-completions endpoint. Read by
+/// `from_config<openai::client_options>` (<ania/openai/client.hpp>); compressor.* and ocr.* fall back to it.
+struct llm_config {
+    std::string base_url;   ///< empty: https://api.openai.com/v1
+    std::string api_key;
+    std::string model;
+    bool stream = false;    ///< SSE
+    std::int64_t connect_timeout_ms = 10'000;
+    std::int64_t timeout_ms = 600'000;        ///< the whole call
+    std::int64_t stall_timeout_ms = 60'000;   ///< no byte for this long mid-answer; 0 disables
+    std::int64_t max_retries = 2;             ///< on 429 / 5xx / connection errors; never on other 4xx
+    bool replay_reasoning = true;             ///< send reasoning_content back (DeepSeek's reasoner rejects it: false)
+    json extra = json::object();              ///< request members as they are: {"temperature": 0.7, "tool_choice": "auto"}
+};
+
 /// `compressor.*`: the cheaper OpenAI-compatible model that writes summaries; an empty model means none is
 /// configured and the main model is reused (SPEC §1). Parsed and validated; no shipped part reads it yet
 /// (the model clients will): today you build the compression client and pass it to default_compressor.
@@ -70,6 +85,7 @@ struct ocr_config {
 struct config {
     std::int64_t max_context_tokens = defaults::max_context_tokens; ///< <= 0 disables compression
     double compress_ratio = defaults::compress_ratio;             ///< compress once the context exceeds ratio x max_context_tokens
+    llm_config llm;
     compressor_config compressor;
     session_config session;
     memory_config memory;
@@ -79,12 +95,14 @@ struct config {
 
 } // namespace ania
 
+BOOST_HANA_ADAPT_STRUCT(ania::llm_config, base_url, api_key, model, stream, connect_timeout_ms, timeout_ms,
+                        stall_timeout_ms, max_retries, replay_reasoning, extra);
 BOOST_HANA_ADAPT_STRUCT(ania::compressor_config, base_url, api_key, model);
 BOOST_HANA_ADAPT_STRUCT(ania::session_config, max_idle_minutes, max_sessions, group_auto_clear);
 BOOST_HANA_ADAPT_STRUCT(ania::memory_config, max_entries, max_content_runes, auto_inject, inject_entries, inject_runes,
                         near_duplicate_threshold, fold_case_and_width, max_user_id_runes, max_tags, max_tag_runes);
 BOOST_HANA_ADAPT_STRUCT(ania::ocr_config, base_url, api_key, model);
-BOOST_HANA_ADAPT_STRUCT(ania::config, max_context_tokens, compress_ratio, compressor, session, memory, ocr,
+BOOST_HANA_ADAPT_STRUCT(ania::config, max_context_tokens, compress_ratio, llm, compressor, session, memory, ocr,
                         multimodal);
 
 namespace ania {
@@ -148,6 +166,9 @@ void read_config_value(const json& v, T& out, const std::string& key) {
     } else if constexpr (std::is_same_v<T, std::string>) {
         if (!v.is_string()) config_type_error(key, "a string", v);
         out = text::repair_utf8(v.get_ref<const std::string&>());
+    } else if constexpr (std::is_same_v<T, json>) {  // passed through as it is (llm.extra)
+        if (!v.is_object()) config_type_error(key, "an object", v);
+        out = v;
     } else {
         static_assert(reflectable<T>, "ania::load_config: unsupported member type");
         if (!v.is_object()) config_type_error(key.empty() ? "the configuration" : key, "an object", v);
@@ -193,6 +214,10 @@ inline void validate(const config& c) {
     // Below 5% a window would compress after every message: certainly a typo (0.8 written as 0.008).
     detail::require(std::isfinite(c.compress_ratio) && c.compress_ratio > 0.05 && c.compress_ratio <= 1.0,
                     "compress_ratio", "must be in (0.05, 1]");
+    detail::require(c.llm.connect_timeout_ms > 0, "llm.connect_timeout_ms", "must be > 0");
+    detail::require(c.llm.timeout_ms > 0, "llm.timeout_ms", "must be > 0");
+    detail::require(c.llm.stall_timeout_ms >= 0, "llm.stall_timeout_ms", "must be >= 0 (0 disables)");
+    detail::require(c.llm.max_retries >= 0 && c.llm.max_retries <= 20, "llm.max_retries", "must be in [0, 20]");
     detail::require(c.session.max_idle_minutes >= 0, "session.max_idle_minutes", "must be >= 0 (0 disables)");
     detail::require(c.session.max_sessions >= 0, "session.max_sessions", "must be >= 0 (0 disables)");
     detail::require(c.session.group_auto_clear >= 0, "session.group_auto_clear", "must be >= 0 (0 disables)");

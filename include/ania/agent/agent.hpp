@@ -250,23 +250,29 @@ private:
     void compress_if_due(chat_result& res, bool in_loop) {
         update_overhead();
         if (!window_.compression_due()) return;
-        const std::int64_t tokens_before = window_.context_tokens();
         const bool measured = window_.last_prompt_tokens() > 0;
+        compress(res, in_loop ? compression_event::trigger::tool_loop
+                              : measured ? compression_event::trigger::usage : compression_event::trigger::estimate);
+    }
+
+    /// Compresses now (`context_length`: although not due). True when the history was compressed.
+    bool compress(chat_result& res, compression_event::trigger why) {
+        const std::int64_t tokens_before = window_.context_tokens();
         compress_hooks ch;
         ch.pre_compact = [this](const pre_compact_event& e) { notify("PreCompact", [&] { hooks_.pre_compact(e); }); };
         ch.log = log_sink_;
         ch.repair = opt_.repair;
         ch.image_marker = opt_.persist.image_marker;
         ch.drop_front_when_possible = aligned_;
+        ch.force = why == compression_event::trigger::context_length;
         compress_report rep = maybe_compress(window_, compressor_, writer_, opt_.session, res.stats, ch);
-        if (rep.status == compress_status::not_due) return;
-        if (rep.status == compress_status::compressed) aligned_ = true;  // replace/drop_front: the store is the window again
-        const auto why = in_loop ? compression_event::trigger::tool_loop
-                                 : measured ? compression_event::trigger::usage : compression_event::trigger::estimate;
+        if (rep.status == compress_status::not_due) return false;
+        const bool done = rep.status == compress_status::compressed;
+        if (done) aligned_ = true;  // replace/drop_front: the store is the window again
         emit(compression_event{opt_.session, why, rep.status, tokens_before, window_.estimated_tokens(), rep.before, rep.after,
-                               rep.dropped, rep.prefix, rep.status == compress_status::compressed && !rep.error.empty(),
-                               rep.error, rep.used});
+                               rep.dropped, rep.prefix, done && !rep.error.empty(), rep.error, rep.used});
         if (res.compressions++ == 0) res.compression = std::move(rep);
+        return done;
     }
 
     [[nodiscard]] static message user_message(user_input in) {
@@ -317,6 +323,7 @@ private:
 
     void run_loop(chat_result& res, const chat_options& copt, const std::stop_token& stop) {
         const int max_iterations = copt.max_iterations > 0 ? copt.max_iterations : opt_.max_iterations;
+        bool length_retried = false;
         while (true) {
             if (stop.stop_requested()) {
                 res.end = turn_end::cancelled;
@@ -343,8 +350,16 @@ private:
                 res.error = std::move(c.error);
                 return;
             }
+            // The provider says the prompt does not fit: the estimate was wrong. Compress the history (not
+            // this turn: it is not in the window yet) and try the call once more, instead of failing the turn.
+            if (!c.ok && c.cause.kind == failure_kind::context_length_exceeded && !length_retried) {
+                length_retried = true;
+                log_to(log_sink_, log_level::warn, "the prompt is too long for the model: compressing and retrying once");
+                if (compress(res, compression_event::trigger::context_length)) continue;
+            }
             if (!c.ok) {
                 res.end = turn_end::failed;
+                res.failure = c.cause;
                 res.error = c.error.empty() ? "the client failed without saying why" : std::move(c.error);
                 log_to(log_sink_, log_level::error, "chat call failed: " + res.error);
                 return;

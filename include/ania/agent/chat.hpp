@@ -60,6 +60,7 @@ struct chat_result {
     repair_report repaired;           ///< what the transcript check fixed in the model's replies
     std::size_t ids_assigned = 0;     ///< tool calls that came without a usable id and got one
     std::string error;                ///< why the turn failed or was blocked
+    call_failure failure{};           ///< end == failed because the model call failed: why, typed
     std::chrono::nanoseconds elapsed{};
 
     [[nodiscard]] bool ok() const noexcept { return end == turn_end::replied; }

@@ -23,6 +23,7 @@ struct compression_event {
         usage,      ///< the last request's reported prompt tokens passed the threshold
         estimate,   ///< no request measured yet (a restart, after a compression): the counter's estimate did
         tool_loop,  ///< inside a tool loop (window_options::check_inside_tool_loop)
+        context_length,  ///< the provider refused the prompt as too long (failure_kind::context_length_exceeded)
     };
     std::string_view session;
     trigger why;

@@ -36,6 +36,9 @@ struct compress_hooks {
     /// When the result is a pure suffix and the store can drop a prefix, drop it instead of replace().
     /// Only right when the store holds exactly the window's history (the default, replace, is always right).
     bool drop_front_when_possible = false;
+    /// Compress although the window is under its threshold: the provider said the prompt does not fit
+    /// (failure_kind::context_length_exceeded), so the estimate was wrong. An empty history is left alone.
+    bool force = false;
 };
 
 enum class compress_status : std::uint8_t { not_due, compressed, failed };
@@ -63,7 +66,7 @@ compress_report maybe_compress(token_window<Counter>& window, C& comp, S& store,
                                turn_stats& stats, const compress_hooks& hooks = {}) {
     compress_report report;
     report.before = window.size();
-    if (!window.compression_due()) return report;
+    if (!(window.compression_due() || (hooks.force && window.size() > 0))) return report;
     if (hooks.pre_compact) {
         try {
             hooks.pre_compact({session, window.context_tokens(), window.threshold(), window.size()});

@@ -1,0 +1,310 @@
+// ania/openai/wire.hpp -- the OpenAI chat-completions protocol as bytes: request bodies, answers, streamed
+// chunks and error bodies. No network here (see <ania/openai/client.hpp>): everything is a pure function of
+// its input, so the protocol is tested and fuzzed without a server.
+// SPDX-License-Identifier: MIT
+#pragma once
+
+#include <algorithm>
+#include <cctype>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include <ania/concepts.hpp>
+#include <ania/error.hpp>
+#include <ania/json.hpp>
+#include <ania/json_writer.hpp>
+#include <ania/message.hpp>
+#include <ania/text/utf8.hpp>
+
+namespace ania::openai {
+
+/// What goes into a request body besides the messages and tools.
+struct body_options {
+    std::string model;
+    bool stream = false;
+    bool include_usage = true;  ///< stream_options.include_usage: the final chunk reports usage
+    /// Members added to every request as they are: temperature, max_tokens, tool_choice,
+    /// parallel_tool_calls, a provider's own switches. An object; the members ania writes itself (model,
+    /// messages, tools, stream, stream_options) cannot be overridden here.
+    json extra = json::object();
+    /// How messages are written: `include_reasoning` is the policy for replaying reasoning_content (DeepSeek
+    /// rejects it in some modes, others need it back); `empty_tool_call_content` what a call-only message carries.
+    write_options messages{};
+};
+
+/// The request body: request_to_json (json_writer.hpp) plus stream switches and the extra members.
+[[nodiscard]] inline std::string request_body(const chat_request& request, const body_options& opt) {
+    std::string out = request_to_json(request, opt.model, opt.messages);
+    out.pop_back();  // the closing brace: members follow
+    if (opt.stream) {
+        out += R"(,"stream":true)";
+        if (opt.include_usage) out += R"(,"stream_options":{"include_usage":true})";
+    }
+    if (opt.extra.is_object()) {
+        for (auto it = opt.extra.begin(); it != opt.extra.end(); ++it) {
+            const std::string& k = it.key();
+            if (k == "model" || k == "messages" || k == "tools" || k == "stream" || k == "stream_options") continue;
+            out.push_back(',');
+            out += json(k).dump(-1, ' ', false, json::error_handler_t::replace);
+            out.push_back(':');
+            out += it.value().dump(-1, ' ', false, json::error_handler_t::replace);
+        }
+    }
+    out.push_back('}');
+    return out;
+}
+
+namespace detail {
+
+[[nodiscard]] inline std::string lower(std::string_view s) {
+    std::string out(s);
+    for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    return out;
+}
+
+/// Providers word "the prompt does not fit" differently: OpenAI's code, DeepSeek's and vLLM's message,
+/// Anthropic's "prompt is too long". Matched on the code first, then on the (lower-cased) message.
+[[nodiscard]] inline bool says_context_length(std::string_view code, std::string_view message) {
+    if (code == "context_length_exceeded" || code == "string_above_max_length" || code == "context_too_long") return true;
+    const std::string m = lower(message.substr(0, 4096));
+    for (const char* needle : {"context_length_exceeded", "maximum context length", "context length", "context window",
+                               "prompt is too long", "too many tokens", "input is too long", "reduce the length"})
+        if (m.find(needle) != std::string::npos) return true;
+    return false;
+}
+
+[[nodiscard]] inline std::string string_member(const json& o, const char* key) {
+    if (!o.is_object()) return {};
+    const auto it = o.find(key);
+    if (it == o.end()) return {};
+    if (it->is_string()) return it->get<std::string>();
+    if (it->is_number()) return it->dump();
+    return {};
+}
+
+/// A JSON document from a body that may hold invalid UTF-8 (repaired: a provider's bad byte costs one
+/// U+FFFD, not the answer). Throws ania::error (invalid_message) for anything that is not JSON.
+[[nodiscard]] inline json parse_body(std::string_view body, const parse_limits& limits) {
+    if (text::is_valid_utf8(body)) return parse_json(body, limits);
+    const std::string fixed = text::repair_utf8(body);
+    return parse_json(fixed, limits);
+}
+
+} // namespace detail
+
+/// The typed failure and readable text of an error answer: the HTTP status and the provider's
+/// `{"error":{"message","type","code"}}` when the body has one (else the start of the body).
+[[nodiscard]] inline completion error_answer(int status, std::string_view body, int attempts = 1) {
+    call_failure f;
+    f.http_status = status;
+    f.attempts = attempts;
+    std::string message;
+    try {
+        const json j = detail::parse_body(body.substr(0, std::size_t(1) << 20), parse_limits{});
+        const json& e = j.is_object() && j.contains("error") ? j["error"] : j;
+        if (e.is_string()) {
+            message = e.get<std::string>();
+        } else {
+            message = detail::string_member(e, "message");
+            f.type = detail::string_member(e, "type");
+            f.code = detail::string_member(e, "code");
+        }
+    } catch (const std::exception&) {
+        message = text::repair_utf8(text::truncate_runes(body, 300));
+    }
+    if (status == 429) f.kind = failure_kind::rate_limited;
+    else if (status >= 500) f.kind = failure_kind::server;
+    else if (status == 401 || status == 403) f.kind = failure_kind::auth;
+    else if (status >= 400) f.kind = failure_kind::bad_request;
+    else f.kind = failure_kind::malformed;
+    if ((status == 400 || status == 413 || status == 422 || status == 0) && detail::says_context_length(f.code, message))
+        f.kind = failure_kind::context_length_exceeded;
+    f.retryable = status == 429 || status >= 500;
+    std::string why = "HTTP " + std::to_string(status);
+    if (!f.type.empty()) why += " " + f.type;
+    if (!f.code.empty()) why += " (" + f.code + ")";
+    if (!message.empty()) why += ": " + std::string(text::truncate_runes(message, 500));
+    return completion::failure_of(std::move(why), std::move(f));
+}
+
+[[nodiscard]] inline call_failure malformed_failure(int status = 200) {
+    call_failure f;
+    f.kind = failure_kind::malformed;
+    f.http_status = status;
+    return f;
+}
+
+/// A malformed answer (not JSON, no choice, ...).
+[[nodiscard]] inline completion malformed_answer(std::string why, int status = 200) {
+    call_failure f;
+    f.kind = failure_kind::malformed;
+    f.http_status = status;
+    return completion::failure_of("malformed answer: " + std::move(why), std::move(f));
+}
+
+/// A non-streaming answer (HTTP 200 body). An `error` member in a 200 body (some proxies do that) is a failure.
+[[nodiscard]] inline completion parse_answer(std::string_view body, const parse_limits& limits = {}) {
+    json j;
+    try {
+        j = detail::parse_body(body, limits);
+    } catch (const std::exception& e) {
+        return malformed_answer(e.what());
+    }
+    if (!j.is_object()) return malformed_answer("not a JSON object");
+    if (j.contains("error") && !j["error"].is_null()) return error_answer(200, body);
+    ania::usage used;
+    try {
+        if (const auto u = j.find("usage"); u != j.end() && u->is_object()) used = usage_from_json(*u);
+    } catch (const std::exception&) {  // a usage we cannot read is no usage, not a lost answer
+    }
+    const auto ch = j.find("choices");
+    if (ch == j.end() || !ch->is_array() || ch->empty() || !(*ch)[0].is_object())
+        return completion::failure_of("malformed answer: no choice", malformed_failure(), used);
+    const json& choice = (*ch)[0];
+    const auto m = choice.find("message");
+    if (m == choice.end() || !m->is_object())
+        return completion::failure_of("malformed answer: the choice has no message", malformed_failure(), used);
+    completion c;
+    try {
+        c = completion::success(message_from_json(*m, limits), used);
+    } catch (const std::exception& e) {
+        return completion::failure_of(std::string("malformed answer: ") + e.what(), malformed_failure(), used);
+    }
+    c.reply.role = role::assistant;
+    c.finish_reason = detail::string_member(choice, "finish_reason");
+    return c;
+}
+
+/// Accumulates a streamed answer chunk by chunk: content and reasoning_content appended, tool calls
+/// assembled by `index` (id, type and name arrive once, arguments in pieces), finish_reason kept, usage from
+/// the chunk that has it (with include_usage: the last one, whose `choices` is empty). Linear in the bytes.
+class stream_accumulator {
+public:
+    explicit stream_accumulator(parse_limits limits = {}) : limits_(limits) {}
+
+    /// One event's data. "[DONE]" ends the stream. Returns false once the stream has failed (an error chunk,
+    /// a chunk that is not JSON): `finish()` then reports why.
+    bool add(std::string_view data) {
+        if (failed_) return false;
+        if (data == "[DONE]") {
+            done_ = true;
+            return true;
+        }
+        json j;
+        try {
+            j = detail::parse_body(data, limits_);
+        } catch (const std::exception& e) {
+            return fail(malformed_answer(std::string("a stream chunk: ") + e.what()));
+        }
+        if (!j.is_object()) return fail(malformed_answer("a stream chunk is not a JSON object"));
+        if (const auto e = j.find("error"); e != j.end() && !e->is_null()) return fail(error_answer(200, data));
+        if (const auto u = j.find("usage"); u != j.end() && u->is_object()) {
+            try {
+                used_ = usage_from_json(*u);
+            } catch (const std::exception&) {
+            }
+        }
+        const auto ch = j.find("choices");
+        if (ch == j.end() || !ch->is_array()) return true;
+        for (const json& choice : *ch) {
+            if (!choice.is_object()) continue;
+            if (const auto idx = choice.find("index"); idx != choice.end() && idx->is_number_integer() && idx->get<std::int64_t>() != 0)
+                continue;  // n > 1: ania asks for one choice and keeps the first
+            saw_choice_ = true;
+            if (const auto fr = choice.find("finish_reason"); fr != choice.end() && fr->is_string()) finish_ = fr->get<std::string>();
+            const auto d = choice.find("delta");
+            if (d == choice.end() || !d->is_object()) continue;
+            if (const auto c = d->find("content"); c != d->end() && c->is_string()) {
+                const std::string& piece = c->get_ref<const std::string&>();
+                content_ += piece;
+                has_content_ = true;
+                if (on_text_) on_text_(piece);
+            }
+            if (const auto r = d->find("reasoning_content"); r != d->end() && r->is_string()) {
+                reasoning_ += r->get_ref<const std::string&>();
+                has_reasoning_ = true;
+            }
+            if (const auto tc = d->find("tool_calls"); tc != d->end() && tc->is_array())
+                for (const json& call : *tc) add_call(call);
+        }
+        return true;
+    }
+
+    /// Called with each piece of content text as it arrives.
+    void on_text(std::function<void(std::string_view)> f) { on_text_ = std::move(f); }
+
+    [[nodiscard]] bool done() const noexcept { return done_; }
+    [[nodiscard]] bool failed() const noexcept { return failed_; }
+    [[nodiscard]] const ania::usage& usage() const noexcept { return used_; }
+
+    /// The answer. A stream that ended without [DONE] still yields what arrived if it has a choice (some
+    /// servers close without it); without any choice it is malformed.
+    [[nodiscard]] completion finish() && {
+        if (failed_) {
+            failure_.used = used_;
+            return std::move(failure_);
+        }
+        if (!saw_choice_) return completion::failure_of("malformed answer: the stream had no choice", malformed_failure(), used_);
+        message m;
+        m.role = role::assistant;
+        if (has_content_ || calls_.empty()) m.content = std::move(content_);
+        if (!has_content_ && !calls_.empty()) m.form = content_form::null;
+        if (has_reasoning_) m.reasoning_content = std::move(reasoning_);
+        m.tool_calls = std::move(calls_);
+        completion c = completion::success(std::move(m), used_);
+        c.finish_reason = std::move(finish_);
+        return c;
+    }
+
+private:
+    bool fail(completion c) {
+        failed_ = true;
+        failure_ = std::move(c);
+        return false;
+    }
+
+    void add_call(const json& call) {
+        if (!call.is_object()) return;
+        std::int64_t index = static_cast<std::int64_t>(calls_.size());  // no index: a new call (some servers omit it)
+        if (const auto i = call.find("index"); i != call.end() && i->is_number_integer()) index = i->get<std::int64_t>();
+        std::size_t at;
+        if (index == last_index_ && !calls_.empty()) {
+            at = last_pos_;  // the common case: the pieces of one call in a row
+        } else if (const auto f = positions_.find(index); f != positions_.end()) {
+            at = f->second;
+        } else {
+            at = calls_.size();
+            calls_.emplace_back();
+            positions_.emplace(index, at);
+        }
+        last_index_ = index;
+        last_pos_ = at;
+        tool_call& t = calls_[at];
+        if (const auto id = call.find("id"); id != call.end() && id->is_string() && t.id.empty()) t.id = id->get<std::string>();
+        if (const auto ty = call.find("type"); ty != call.end() && ty->is_string()) t.type = ty->get<std::string>();
+        if (const auto fn = call.find("function"); fn != call.end() && fn->is_object()) {
+            if (const auto n = fn->find("name"); n != fn->end() && n->is_string()) {
+                if (t.name.empty()) t.name = n->get<std::string>();
+                else if (t.name != n->get_ref<const std::string&>()) t.name += n->get_ref<const std::string&>();  // names in pieces (rare)
+            }
+            if (const auto a = fn->find("arguments"); a != fn->end() && a->is_string()) t.arguments += a->get_ref<const std::string&>();
+        }
+    }
+
+    parse_limits limits_;
+    std::string content_, reasoning_, finish_;
+    std::vector<tool_call> calls_;
+    std::unordered_map<std::int64_t, std::size_t> positions_;
+    std::int64_t last_index_ = -1;
+    std::size_t last_pos_ = 0;
+    ania::usage used_;
+    completion failure_;
+    std::function<void(std::string_view)> on_text_;
+    bool has_content_ = false, has_reasoning_ = false, saw_choice_ = false, done_ = false, failed_ = false;
+};
+
+} // namespace ania::openai

@@ -1,0 +1,693 @@
+// tests/unit/openai.cpp -- the OpenAI-compatible client and embedder against a real HTTP server on 127.0.0.1
+// that the test starts and SCRIPTS (no model runs here): streaming at every split, retries, timeouts,
+// cancellation, bad answers, the key kept out of every text; the SSE decoder and stream accumulator alone.
+#include <catch2/catch.hpp>
+
+#include <atomic>
+#include <chrono>
+#include <cstring>
+#include <memory>
+#include <stop_token>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <ania/ania.hpp>
+#include <ania/openai/client.hpp>
+#include <ania/openai/embedder.hpp>
+
+#include "scripted_server.hpp"
+
+using ania::json;
+using ania::message;
+using ania_test::scripted_server;
+using namespace std::chrono_literals;
+
+namespace {
+
+constexpr const char* key = "sk-test-SECRET-0123456789";
+
+/// A stream as providers send it: a role chunk, reasoning, content split inside a multi-byte character's
+/// neighbourhood, two tool calls whose arguments arrive in pieces by index, finish_reason, a usage-only
+/// last chunk (include_usage), a comment line, and [DONE].
+const std::string recorded_stream =
+    ": keep-alive\n\n"
+    "data: {\"id\":\"c1\",\"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\",\"content\":\"\"},\"finish_reason\":null}]}\n\n"
+    "data: {\"id\":\"c1\",\"choices\":[{\"index\":0,\"delta\":{\"reasoning_content\":\"想一想\"}}]}\n\n"
+    "data: {\"id\":\"c1\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\"你好，\"}}]}\r\n\r\n"
+    "data: {\"id\":\"c1\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\"世界\"}}]}\n\n"
+    "data: {\"id\":\"c1\",\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":0,\"id\":\"call_a\",\"type\":\"function\",\"function\":{\"name\":\"memory_search\",\"arguments\":\"{\\\"que\"}}]}}]}\n\n"
+    "data: {\"id\":\"c1\",\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":1,\"id\":\"call_b\",\"type\":\"function\",\"function\":{\"name\":\"echo\",\"arguments\":\"\"}}]}}]}\n\n"
+    "data: {\"id\":\"c1\",\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":0,\"function\":{\"arguments\":\"ry\\\":\\\"猫\\\"}\"}}]}}]}\n\n"
+    "data: {\"id\":\"c1\",\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":1,\"function\":{\"arguments\":\"{}\"}}]}}]}\n\n"
+    "data: {\"id\":\"c1\",\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"tool_calls\"}]}\n\n"
+    "data: {\"id\":\"c1\",\"choices\":[],\"usage\":{\"prompt_tokens\":321,\"completion_tokens\":45,\"total_tokens\":366}}\n\n"
+    "data: [DONE]\n\n";
+
+void check_recorded(const ania::completion& c) {
+    REQUIRE(c.ok);
+    CHECK(c.reply.role == ania::role::assistant);
+    CHECK(c.reply.content == "你好，世界");
+    CHECK(c.reply.reasoning_content == std::optional<std::string>("想一想"));
+    REQUIRE(c.reply.tool_calls.size() == 2);
+    CHECK(c.reply.tool_calls[0].id == "call_a");
+    CHECK(c.reply.tool_calls[0].name == "memory_search");
+    CHECK(c.reply.tool_calls[0].arguments == "{\"query\":\"猫\"}");
+    CHECK(c.reply.tool_calls[1].id == "call_b");
+    CHECK(c.reply.tool_calls[1].arguments == "{}");
+    CHECK(c.finish_reason == "tool_calls");
+    CHECK(c.used.prompt_tokens == std::optional<std::int64_t>(321));
+    CHECK(c.used.completion_tokens == std::optional<std::int64_t>(45));
+}
+
+ania::completion decode(std::string_view stream, std::size_t split) {
+    ania::openai::stream_accumulator acc;
+    ania::http::sse_decoder sse;
+    const auto on = [&](const ania::http::sse_event& e) { acc.add(e.data); };
+    sse.feed(stream.substr(0, split), on);
+    sse.feed(stream.substr(split), on);
+    sse.finish(on);
+    return std::move(acc).finish();
+}
+
+std::string answer(std::string_view content, std::string_view usage = R"(,"usage":{"prompt_tokens":10,"completion_tokens":2,"total_tokens":12})") {
+    return R"({"id":"x","choices":[{"index":0,"message":{"role":"assistant","content":)" + json(std::string(content)).dump() +
+           R"(},"finish_reason":"stop"}])" + std::string(usage) + "}";
+}
+
+struct capture_log {
+    std::shared_ptr<std::vector<std::string>> lines = std::make_shared<std::vector<std::string>>();
+    std::shared_ptr<std::mutex> mu = std::make_shared<std::mutex>();
+    void operator()(ania::log_level, std::string_view t) const {
+        std::lock_guard lock(*mu);
+        lines->emplace_back(t);
+    }
+};
+
+ania::openai::client_options options(const scripted_server& s, capture_log log = {}) {
+    ania::openai::client_options o;
+    o.base_url = s.url();
+    o.api_key = key;
+    o.model = "test-model";
+    o.retry.initial = 20ms;
+    o.retry.max_wait = 100ms;
+    o.log = log;
+    return o;
+}
+
+ania::chat_request one_user(const std::vector<message>& msgs, std::stop_token stop = {}) {
+    return {ania::message_sequence(std::span<const message>(msgs)), {}, std::move(stop)};
+}
+
+} // namespace
+
+TEST_CASE("sse: the recorded stream decodes the same at every split and byte by byte", "[openai][sse]") {
+    for (std::size_t k = 0; k <= recorded_stream.size(); ++k) {
+        INFO("split at " << k);
+        check_recorded(decode(recorded_stream, k));
+    }
+    ania::openai::stream_accumulator acc;
+    ania::http::sse_decoder sse;
+    std::string texts;
+    acc.on_text([&](std::string_view t) { texts += t; });
+    for (const char c : recorded_stream) sse.feed(std::string_view(&c, 1), [&](const ania::http::sse_event& e) { acc.add(e.data); });
+    CHECK(acc.done());
+    CHECK(texts == "你好，世界");
+    check_recorded(std::move(acc).finish());
+}
+
+TEST_CASE("sse: line ends, comments, multi-line data, fields without a value", "[openai][sse]") {
+    std::vector<std::string> got;
+    ania::http::sse_decoder sse;
+    const auto on = [&](const ania::http::sse_event& e) { got.emplace_back(std::string(e.event) + "|" + std::string(e.data)); };
+    sse.feed("data: a\rdata:b\r\n\r:comment\nevent: x\ndata\n\ndata: last", on);
+    REQUIRE(got.size() == 2);
+    CHECK(got[0] == "|a\nb");
+    CHECK(got[1] == "x|");
+    sse.finish(on);  // an unterminated last event is kept (some servers omit the blank line)
+    REQUIRE(got.size() == 3);
+    CHECK(got[2] == "|last");
+    // A \r\n split between two reads is one line end, not a line end and a blank line (which would cut
+    // the event in two).
+    got.clear();
+    ania::http::sse_decoder crlf;
+    crlf.feed("data: a\r", on);
+    crlf.feed("\ndata: b\r\n\r\n", on);
+    REQUIRE(got.size() == 1);
+    CHECK(got[0] == "|a\nb");
+    // A line past the cap fails the stream instead of growing.
+    ania::http::sse_decoder small(16);
+    CHECK_FALSE(small.feed(std::string(17, 'x'), on));
+    CHECK_FALSE(small.feed("\n\n", on));
+}
+
+TEST_CASE("stream accumulator: an error chunk, garbage, and a stream without a choice fail with a reason", "[openai][sse]") {
+    {
+        ania::openai::stream_accumulator acc;
+        CHECK(acc.add(R"({"choices":[{"index":0,"delta":{"content":"half"}}]})"));
+        CHECK_FALSE(acc.add(R"({"error":{"message":"overloaded","type":"server_error"}})"));
+        const ania::completion c = std::move(acc).finish();
+        CHECK_FALSE(c.ok);
+        CHECK(c.error.find("overloaded") != std::string::npos);
+    }
+    {
+        ania::openai::stream_accumulator acc;
+        CHECK_FALSE(acc.add("{not json"));
+        CHECK(std::move(acc).finish().cause.kind == ania::failure_kind::malformed);
+    }
+    {
+        ania::openai::stream_accumulator acc;
+        CHECK(acc.add("[DONE]"));
+        CHECK(std::move(acc).finish().cause.kind == ania::failure_kind::malformed);
+    }
+}
+
+TEST_CASE("stream accumulator: 80,000 tool calls by index stay linear, sparse indices included", "[openai][sse][dos]") {
+    ania::openai::stream_accumulator acc;
+    constexpr int n = 80'000;
+    for (int i = 0; i < n; ++i) {
+        const int index = i * 7 % n;  // not in order: every lookup misses the last-call fast path
+        acc.add(R"({"choices":[{"index":0,"delta":{"tool_calls":[{"index":)" + std::to_string(index) + R"(,"id":"c)" +
+                std::to_string(index) + R"(","function":{"name":"t","arguments":"{}"}}]}}]})");
+    }
+    const ania::completion c = std::move(acc).finish();
+    REQUIRE(c.ok);
+    CHECK(c.reply.tool_calls.size() == static_cast<std::size_t>(n));
+}
+
+TEST_CASE("request body: model, messages, tools, stream switches and extra members", "[openai]") {
+    const std::vector<message> msgs{message::system("s"), message::user("hi")};
+    const ania::tool t{"echo", "echoes", json{{"type", "object"}}, [](std::string_view) { return std::string(); }};
+    ania::openai::body_options o;
+    o.model = "m";
+    o.stream = true;
+    o.extra = {{"temperature", 0.5}, {"tool_choice", "auto"}, {"model", "not this"}, {"parallel_tool_calls", false}};
+    const std::string body = ania::openai::request_body({ania::message_sequence(std::span<const message>(msgs)), std::span(&t, 1), {}}, o);
+    const json j = json::parse(body);
+    CHECK(j["model"] == "m");
+    CHECK(j["messages"].size() == 2);
+    CHECK(j["tools"][0]["function"]["name"] == "echo");
+    CHECK(j["stream"] == true);
+    CHECK(j["stream_options"]["include_usage"] == true);
+    CHECK(j["temperature"] == 0.5);
+    CHECK(j["tool_choice"] == "auto");
+    CHECK(j["parallel_tool_calls"] == false);
+}
+
+TEST_CASE("client: a plain answer with usage, and one without", "[openai]") {
+    scripted_server s;
+    s.then_json(200, answer("你好"));
+    s.then_json(200, answer("again", ""));
+    ania::openai::client llm(options(s));
+    const std::vector<message> msgs{message::user("hi")};
+    const ania::completion a = llm.complete(one_user(msgs));
+    REQUIRE(a.ok);
+    CHECK(a.reply.content == "你好");
+    CHECK(a.finish_reason == "stop");
+    CHECK(a.used.prompt_tokens == std::optional<std::int64_t>(10));
+    const ania::completion b = llm.complete(one_user(msgs));
+    REQUIRE(b.ok);
+    CHECK(b.used.empty());
+    const auto reqs = s.requests();
+    REQUIRE(reqs.size() == 2);
+    CHECK(reqs[0].path == "/v1/chat/completions");
+    CHECK(reqs[0].authorization == std::string("Bearer ") + key);
+    CHECK(json::parse(reqs[0].body)["model"] == "test-model");
+    CHECK(reqs[0].remote_port == reqs[1].remote_port);  // one connection, kept alive
+}
+
+TEST_CASE("client: the recorded stream served split at every byte offset", "[openai][sse]") {
+    scripted_server s;
+    std::atomic<std::size_t> split{0};
+    s.otherwise([&](const httplib::Request&, httplib::Response& res) {
+        const std::size_t k = split.load();
+        res.set_chunked_content_provider("text/event-stream", [k](std::size_t, httplib::DataSink& sink) {
+            if (k > 0) sink.write(recorded_stream.data(), k);
+            if (k < recorded_stream.size()) sink.write(recorded_stream.data() + k, recorded_stream.size() - k);
+            sink.done();
+            return true;
+        });
+    });
+    auto o = options(s);
+    o.stream = true;
+    std::string texts;
+    o.on_text = [&](std::string_view t) { texts += t; };
+    ania::openai::client llm(o);
+    const std::vector<message> msgs{message::user("hi")};
+    for (std::size_t k = 0; k <= recorded_stream.size(); ++k) {
+        INFO("split at " << k);
+        split = k;
+        texts.clear();
+        check_recorded(llm.complete(one_user(msgs)));
+        CHECK(texts == "你好，世界");
+    }
+    const auto reqs = s.requests();
+    CHECK(reqs.front().accept == "text/event-stream");
+    CHECK(json::parse(reqs.front().body)["stream_options"]["include_usage"] == true);
+}
+
+TEST_CASE("client: 400, 401, 403 are not retried; the key never appears in an error or a log line", "[openai][errors]") {
+    capture_log log;
+    for (const int status : {400, 401, 403}) {
+        scripted_server s;
+        // A server that echoes the key back (some do, in "incorrect API key" errors).
+        s.then_json(status, std::string(R"({"error":{"message":"Incorrect API key provided: )") + key +
+                                R"(","type":"invalid_request_error","code":"invalid_api_key"}})");
+        ania::openai::client llm(options(s, log));
+        const std::vector<message> msgs{message::user("hi")};
+        const ania::completion c = llm.complete(one_user(msgs));
+        CHECK_FALSE(c.ok);
+        CHECK(c.cause.http_status == status);
+        CHECK(c.cause.kind == (status == 400 ? ania::failure_kind::bad_request : ania::failure_kind::auth));
+        CHECK_FALSE(c.cause.retryable);
+        CHECK(c.cause.attempts == 1);
+        CHECK(c.cause.code == "invalid_api_key");
+        CHECK(s.count() == 1);
+        CHECK(c.error.find(key) == std::string::npos);
+        CHECK(c.error.find("[redacted]") != std::string::npos);
+    }
+    for (const auto& l : *log.lines) CHECK(l.find(key) == std::string::npos);
+}
+
+TEST_CASE("client: 429 with Retry-After, 500 and 503 are retried, then succeed", "[openai][errors]") {
+    capture_log log;
+    scripted_server s;
+    s.then_json(429, R"({"error":{"message":"slow down","type":"rate_limit"}})", {{"retry-after-ms", "150"}});
+    s.then_json(500, R"({"error":{"message":"oops"}})");
+    s.then_json(503, "<html>unavailable</html>");
+    s.then_json(200, answer("finally"));
+    auto o = options(s, log);
+    o.retry.max_retries = 3;
+    ania::openai::client llm(o);
+    const std::vector<message> msgs{message::user("hi")};
+    const auto t0 = std::chrono::steady_clock::now();
+    const ania::completion c = llm.complete(one_user(msgs));
+    const auto took = std::chrono::steady_clock::now() - t0;
+    REQUIRE(c.ok);
+    CHECK(c.reply.content == "finally");
+    CHECK(c.cause.attempts == 4);
+    CHECK(s.count() == 4);
+    CHECK(took >= 150ms);  // the server's Retry-After was honoured over the 20 ms back-off
+    CHECK(log.lines->size() == 3);  // one warning per retry
+    for (const auto& l : *log.lines) CHECK(l.find(key) == std::string::npos);
+
+    // Retries spent: the last failure is returned, typed.
+    scripted_server s2;
+    s2.otherwise([](const httplib::Request&, httplib::Response& res) {
+        res.status = 429;
+        res.set_header("Retry-After", "0");
+        res.set_content(R"({"error":{"message":"no"}})", "application/json");
+    });
+    auto o2 = options(s2);
+    o2.retry.max_retries = 2;
+    ania::openai::client llm2(o2);
+    const ania::completion d = llm2.complete(one_user(msgs));
+    CHECK_FALSE(d.ok);
+    CHECK(d.cause.kind == ania::failure_kind::rate_limited);
+    CHECK(d.cause.retryable);
+    CHECK(d.cause.attempts == 3);
+    CHECK(s2.count() == 3);
+}
+
+TEST_CASE("client: a Retry-After longer than the budget ends the retries at once", "[openai][errors]") {
+    scripted_server s;
+    s.otherwise([](const httplib::Request&, httplib::Response& res) {
+        res.status = 503;
+        res.set_header("Retry-After", "3600");
+    });
+    auto o = options(s);
+    o.retry.max_retries = 5;
+    o.retry.budget = 2s;
+    ania::openai::client llm(o);
+    const std::vector<message> msgs{message::user("hi")};
+    const ania::completion c = llm.complete(one_user(msgs));
+    CHECK_FALSE(c.ok);
+    CHECK(c.cause.kind == ania::failure_kind::server);
+    CHECK(s.count() == 1);
+    CHECK(c.error.find("budget") != std::string::npos);
+}
+
+TEST_CASE("client: context length exceeded is its own reason (OpenAI code, DeepSeek and Anthropic wording)", "[openai][errors]") {
+    const char* bodies[] = {
+        R"({"error":{"message":"too long","type":"invalid_request_error","code":"context_length_exceeded"}})",
+        R"({"error":{"message":"This model's maximum context length is 65536 tokens. However, you requested 70000 tokens.","type":"invalid_request_error"}})",
+        R"({"type":"error","error":{"type":"invalid_request_error","message":"prompt is too long: 210000 tokens > 200000 maximum"}})",
+    };
+    for (const char* b : bodies) {
+        scripted_server s;
+        s.then_json(400, b);
+        ania::openai::client llm(options(s));
+        const std::vector<message> msgs{message::user("hi")};
+        const ania::completion c = llm.complete(one_user(msgs));
+        CHECK_FALSE(c.ok);
+        CHECK(c.cause.kind == ania::failure_kind::context_length_exceeded);
+        CHECK(s.count() == 1);
+    }
+}
+
+TEST_CASE("client: malformed bodies, invalid UTF-8, a 50 MB body", "[openai][errors]") {
+    const std::vector<message> msgs{message::user("hi")};
+    {
+        scripted_server s;
+        s.then_json(200, "this is not json");
+        s.then_json(200, R"({"choices":[]})");
+        ania::openai::client llm(options(s));
+        const ania::completion a = llm.complete(one_user(msgs));
+        CHECK_FALSE(a.ok);
+        CHECK(a.cause.kind == ania::failure_kind::malformed);
+        const ania::completion b = llm.complete(one_user(msgs));
+        CHECK_FALSE(b.ok);
+        CHECK(b.error.find("no choice") != std::string::npos);
+        CHECK(s.count() == 2);  // neither was retried: the same server would say the same again
+    }
+    {
+        scripted_server s;
+        s.then_json(200, answer("ok") .replace(answer("ok").find("ok"), 2, "o\xff\xfek"));
+        ania::openai::client llm(options(s));
+        const ania::completion c = llm.complete(one_user(msgs));
+        REQUIRE(c.ok);
+        CHECK(c.reply.content == "o\xEF\xBF\xBD\xEF\xBF\xBDk");  // each bad byte one U+FFFD, the answer kept
+    }
+    {
+        scripted_server s;
+        const std::string big = answer(std::string(std::size_t(50) << 20, 'x'));
+        s.then_json(200, big);
+        ania::openai::client llm(options(s));
+        const ania::completion c = llm.complete(one_user(msgs));
+        CHECK_FALSE(c.ok);
+        CHECK(c.cause.kind == ania::failure_kind::malformed);
+        CHECK(c.error.find("larger than") != std::string::npos);
+    }
+}
+
+TEST_CASE("client: a connection reset and a refused connection are network failures, retried", "[openai][errors]") {
+    const std::vector<message> msgs{message::user("hi")};
+    ania_test::resetting_server reset("HTTP/1.1 200 OK\r\nContent-Length: 1000\r\n\r\n{\"choi", 8);
+    ania::openai::client_options o;
+    o.base_url = reset.url();
+    o.api_key = key;
+    o.retry.max_retries = 1;
+    o.retry.initial = 10ms;
+    ania::openai::client llm(o);
+    const ania::completion c = llm.complete(one_user(msgs));
+    CHECK_FALSE(c.ok);
+    CHECK(c.cause.kind == ania::failure_kind::network);
+    CHECK(c.cause.retryable);
+    CHECK(c.cause.attempts == 2);
+    CHECK(c.error.find(key) == std::string::npos);
+
+    o.base_url = "http://127.0.0.1:1/v1";  // nothing listens on port 1
+    ania::openai::client refused(o);
+    const ania::completion d = refused.complete(one_user(msgs));
+    CHECK_FALSE(d.ok);
+    CHECK(d.cause.kind == ania::failure_kind::network);
+}
+
+TEST_CASE("client: a server that stalls mid-stream hits the stall timeout", "[openai][errors]") {
+    scripted_server s;
+    s.otherwise([&](const httplib::Request&, httplib::Response& res) {
+        res.set_chunked_content_provider("text/event-stream", [&](std::size_t, httplib::DataSink& sink) {
+            const std::string first = "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"he\"}}]}\n\n";
+            sink.write(first.data(), first.size());
+            s.hold(10s);  // then nothing
+            sink.done();
+            return true;
+        });
+    });
+    auto o = options(s);
+    o.stream = true;
+    o.timeouts.stall = 300ms;
+    o.retry.max_retries = 3;
+    ania::openai::client llm(o);
+    const std::vector<message> msgs{message::user("hi")};
+    const auto t0 = std::chrono::steady_clock::now();
+    const ania::completion c = llm.complete(one_user(msgs));
+    const auto took = std::chrono::steady_clock::now() - t0;
+    s.release();
+    CHECK_FALSE(c.ok);
+    CHECK(c.cause.kind == ania::failure_kind::timeout);
+    CHECK(c.error.find("mid-stream") != std::string::npos);
+    CHECK(c.cause.attempts == 1);  // text already reached the caller: a retry would repeat it
+    CHECK(took < 5s);
+}
+
+TEST_CASE("client: cancelling through the stop token aborts a stream at once", "[openai]") {
+    scripted_server s;
+    s.otherwise([&](const httplib::Request&, httplib::Response& res) {
+        res.set_chunked_content_provider("text/event-stream", [&](std::size_t, httplib::DataSink& sink) {
+            const std::string first = "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"he\"}}]}\n\n";
+            sink.write(first.data(), first.size());
+            s.hold(20s);
+            sink.done();
+            return true;
+        });
+    });
+    std::stop_source stop;
+    std::chrono::steady_clock::time_point asked;
+    auto o = options(s);
+    o.stream = true;
+    o.on_text = [&](std::string_view) {
+        std::thread([&] {
+            std::this_thread::sleep_for(50ms);
+            asked = std::chrono::steady_clock::now();
+            stop.request_stop();
+        }).detach();
+    };
+    ania::openai::client llm(o);
+    const std::vector<message> msgs{message::user("hi")};
+    const ania::completion c = llm.complete(one_user(msgs, stop.get_token()));
+    const auto latency = std::chrono::steady_clock::now() - asked;
+    s.release();
+    CHECK_FALSE(c.ok);
+    CHECK(c.cause.kind == ania::failure_kind::cancelled);
+    CHECK(latency < 1s);  // woken by the stop callback, not by a once-a-second progress check (measured: ~0.1 ms)
+}
+
+TEST_CASE("client: a server that ignores stream:true and answers JSON is still understood", "[openai][sse]") {
+    scripted_server s;
+    s.then_json(200, answer("plain"));
+    auto o = options(s);
+    o.stream = true;
+    ania::openai::client llm(o);
+    const std::vector<message> msgs{message::user("hi")};
+    const ania::completion c = llm.complete(one_user(msgs));
+    REQUIRE(c.ok);
+    CHECK(c.reply.content == "plain");
+}
+
+TEST_CASE("client: one client from several threads at once", "[openai][threads]") {
+    scripted_server s;
+    s.otherwise([](const httplib::Request&, httplib::Response& res) { res.set_content(answer("ok"), "application/json"); });
+    ania::openai::client llm(options(s));
+    std::atomic<int> ok{0};
+    std::vector<std::thread> ts;
+    for (int t = 0; t < 4; ++t)
+        ts.emplace_back([&] {
+            const std::vector<message> msgs{message::user("hi")};
+            for (int i = 0; i < 10; ++i) ok += llm.complete(one_user(msgs)).ok ? 1 : 0;
+        });
+    for (auto& t : ts) t.join();
+    CHECK(ok == 40);
+    CHECK(s.count() == 40);
+}
+
+namespace {
+
+struct capture_agent_log {
+    std::shared_ptr<std::vector<std::string>> lines = std::make_shared<std::vector<std::string>>();
+    void operator()(ania::log_level, std::string_view text) const { lines->emplace_back(text); }
+};
+
+struct http_traits : ania::default_agent_traits {
+    using client = ania::openai::client;
+    using log = capture_agent_log;
+};
+
+std::string call_answer(std::string_view id, std::string_view name, std::string_view args) {
+    return R"({"choices":[{"index":0,"message":{"role":"assistant","content":null,"tool_calls":[{"id":")" + std::string(id) +
+           R"(","type":"function","function":{"name":")" + std::string(name) + R"(","arguments":)" + json(std::string(args)).dump() +
+           R"(}}]},"finish_reason":"tool_calls"}],"usage":{"prompt_tokens":50,"completion_tokens":5,"total_tokens":55}})";
+}
+
+} // namespace
+
+TEST_CASE("agent over the real client: tool calls over several rounds against the scripted server", "[openai][agent]") {
+    scripted_server s;
+    s.then_json(200, call_answer("call_1", "echo", R"({"x":1})"));
+    s.then_json(200, call_answer("call_2", "echo", R"({"x":2})"));
+    s.then_json(200, answer("两次都好了"));
+    ania::memory_store store;
+    ania::background_writer<ania::memory_store> writer(store);
+    std::vector<ania::tool> tools{{"echo", "echoes", json{{"type", "object"}}, [](std::string_view a) { return "echo:" + std::string(a); }}};
+    ania::basic_agent<http_traits> a(writer, {.client = ania::openai::client(options(s)), .tools = ania::tool_registry(tools)},
+                                     {.session = "f:1", .system_prompt = "你是 Ania。"});
+    const ania::chat_result r = a.chat("跑两次");
+    REQUIRE(r.ok());
+    CHECK(r.reply == "两次都好了");
+    CHECK(r.stats.iterations == 3);
+    const auto reqs = s.requests();
+    REQUIRE(reqs.size() == 3);
+    const json last = json::parse(reqs[2].body);
+    CHECK(last["tools"][0]["function"]["name"] == "echo");
+    const json& m = last["messages"];
+    REQUIRE(m.size() == 6);  // system, user, call, result, call, result
+    CHECK(m[0]["content"] == "你是 Ania。");
+    CHECK(m[3]["role"] == "tool");
+    CHECK(m[3]["tool_call_id"] == "call_1");
+    CHECK(m[3]["content"] == "echo:{\"x\":1}");
+    CHECK(m[5]["tool_call_id"] == "call_2");
+    writer.flush();
+    CHECK(store.load("f:1").size() == 6);  // user, call, result, call, result, reply
+}
+
+TEST_CASE("agent over the real client: context length exceeded compresses the history and retries once", "[openai][agent]") {
+    scripted_server s;
+    ania::memory_store store;
+    {  // a history to compress: six turns written before
+        std::vector<message> h;
+        for (int i = 0; i < 6; ++i) {
+            h.push_back(message::user("问题 " + std::to_string(i) + std::string(200, 'a')));
+            h.push_back(message::assistant("回答 " + std::to_string(i) + std::string(200, 'b')));
+        }
+        store.append("f:1", h);
+    }
+    ania::background_writer<ania::memory_store> writer(store);
+    struct cut_traits : http_traits {
+        using compressor = ania::truncate_oldest_half;
+    };
+    ania::basic_agent<cut_traits> a(writer, {.client = ania::openai::client(options(s))}, {.session = "f:1"});
+    s.then_json(400, R"({"error":{"message":"maximum context length exceeded","code":"context_length_exceeded"}})");
+    s.then_json(200, answer("短一点就好了"));
+    const ania::chat_result r = a.chat("还记得吗");
+    REQUIRE(r.ok());
+    CHECK(r.reply == "短一点就好了");
+    CHECK(r.compressions == 1);
+    const auto reqs = s.requests();
+    REQUIRE(reqs.size() == 2);
+    CHECK(json::parse(reqs[1].body)["messages"].size() < json::parse(reqs[0].body)["messages"].size());
+    writer.flush();
+    CHECK(store.load("f:1").size() == 6 + 2);  // half of the 12 kept, then the turn
+
+    // Twice in a row: the turn fails with the typed reason (one retry, not a loop).
+    s.then_json(400, R"({"error":{"message":"too long","code":"context_length_exceeded"}})");
+    s.then_json(400, R"({"error":{"message":"too long","code":"context_length_exceeded"}})");
+    const ania::chat_result f = a.chat("再来");
+    CHECK(f.end == ania::turn_end::failed);
+    CHECK(f.failure.kind == ania::failure_kind::context_length_exceeded);
+    CHECK(s.count() == 4);
+}
+
+TEST_CASE("config: llm.* reaches the client options; compressor.* and ocr.* lie over it", "[openai][config]") {
+    const ania::config c = ania::parse_config(R"({"llm":{"base_url":"http://h/v1","api_key":"k1","model":"big","stream":true,
+        "stall_timeout_ms":5000,"max_retries":4,"replay_reasoning":false,"extra":{"temperature":0.2}},
+        "compressor":{"model":"small"},"ocr":{"api_key":"k2"}})");
+    const auto o = ania::from_config<ania::openai::client_options>(c);
+    CHECK(o.base_url == "http://h/v1");
+    CHECK(o.model == "big");
+    CHECK(o.stream);
+    CHECK(o.timeouts.stall == 5s);
+    CHECK(o.retry.max_retries == 4);
+    CHECK_FALSE(o.messages.include_reasoning);
+    CHECK(o.extra["temperature"] == 0.2);
+    const auto comp = ania::openai::compression_options(c);
+    CHECK(comp.model == "small");
+    CHECK(comp.api_key == "k1");  // compressor.api_key empty: llm's
+    CHECK(comp.base_url == "http://h/v1");
+    const auto vis = ania::openai::vision_options(c);
+    CHECK(vis.api_key == "k2");
+    CHECK(vis.model == ania::config{}.ocr.model);
+    CHECK_FALSE(vis.stream);
+    const ania::config none = ania::parse_config(R"({"llm":{"model":"big"}})");
+    CHECK(ania::openai::compression_options(none).model == "big");  // no compressor.model: the main client
+    CHECK_THROWS_WITH(ania::parse_config(R"({"llm":{"extra":[1]}})"), Catch::Contains("llm.extra"));
+    CHECK_THROWS_WITH(ania::parse_config(R"({"llm":{"max_retries":-1}})"), Catch::Contains("llm.max_retries"));
+}
+
+namespace {
+
+std::string embedding_answer(const std::vector<std::vector<double>>& vs) {
+    json data = json::array();
+    for (std::size_t i = 0; i < vs.size(); ++i) data.push_back({{"object", "embedding"}, {"index", i}, {"embedding", vs[i]}});
+    return json{{"object", "list"}, {"data", data}, {"usage", {{"prompt_tokens", 3}, {"total_tokens", 3}}}}.dump();
+}
+
+std::string base64_of(const std::vector<float>& v) {
+    static const char* t = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    std::string bytes(v.size() * 4, '\0');
+    std::memcpy(bytes.data(), v.data(), bytes.size());
+    std::string out;
+    for (std::size_t i = 0; i < bytes.size(); i += 3) {
+        const std::uint32_t n = static_cast<unsigned char>(bytes[i]) << 16 |
+                                (i + 1 < bytes.size() ? static_cast<unsigned char>(bytes[i + 1]) << 8 : 0) |
+                                (i + 2 < bytes.size() ? static_cast<unsigned char>(bytes[i + 2]) : 0);
+        out += t[n >> 18 & 63];
+        out += t[n >> 12 & 63];
+        out += i + 1 < bytes.size() ? t[n >> 6 & 63] : '=';
+        out += i + 2 < bytes.size() ? t[n & 63] : '=';
+    }
+    return out;
+}
+
+ania::openai::embedder_options embed_options(const scripted_server& s) {
+    ania::openai::embedder_options o;
+    o.base_url = s.url();
+    o.api_key = key;
+    o.model = "emb";
+    o.retry.initial = 10ms;
+    o.log = [](ania::log_level, std::string_view) {};
+    return o;
+}
+
+} // namespace
+
+TEST_CASE("embedder: float arrays, base64, batching, index order", "[openai][embedder]") {
+    scripted_server s;
+    s.then_json(200, embedding_answer({{0.5, -1.0, 2.0}}));
+    ania::openai::embedder e(embed_options(s));
+    const auto v = e.embed("猫");
+    REQUIRE(v);
+    CHECK(*v == std::vector<float>{0.5f, -1.0f, 2.0f});
+    CHECK(e.dimensions() == 3);
+    CHECK(json::parse(s.requests()[0].body)["input"][0] == "猫");
+    CHECK(s.requests()[0].path == "/v1/embeddings");
+
+    // base64, two batches (batch = 2), the second answer's entries out of order.
+    auto o = embed_options(s);
+    o.base64 = true;
+    o.batch = 2;
+    ania::openai::embedder b(o);
+    const std::vector<float> f1{1, 2}, f2{3, 4}, f3{5, 6};
+    s.then_json(200, json{{"data", {{{"index", 0}, {"embedding", base64_of(f1)}}, {{"index", 1}, {"embedding", base64_of(f2)}}}}}.dump());
+    s.then_json(200, json{{"data", {{{"index", 0}, {"embedding", base64_of(f3)}}}}}.dump());
+    const std::string_view texts[] = {"a", "b", "c"};
+    const ania::openai::embeddings r = b.embed_batch(texts);
+    REQUIRE(r.ok);
+    REQUIRE(r.vectors.size() == 3);
+    CHECK(r.vectors[0] == f1);
+    CHECK(r.vectors[1] == f2);
+    CHECK(r.vectors[2] == f3);
+    CHECK(json::parse(s.requests()[1].body)["encoding_format"] == "base64");
+    CHECK(s.count() == 3);
+}
+
+TEST_CASE("embedder: a wrong dimension, a non-finite value, a missing entry are errors, not vectors", "[openai][embedder]") {
+    scripted_server s;
+    auto o = embed_options(s);
+    o.dimensions = 3;
+    ania::openai::embedder e(o);
+    s.then_json(200, embedding_answer({{1.0, 2.0}}));
+    CHECK_FALSE(e.embed("x"));
+    s.then_json(200, R"({"data":[{"index":0,"embedding":[1.0, 1e39, 2.0]}]})");  // 1e39 is not a float
+    CHECK_FALSE(e.embed("x"));
+    s.then_json(200, R"({"data":[]})");
+    CHECK_FALSE(e.embed("x"));
+    s.then_json(200, R"({"data":[{"index":0,"embedding":"@@@"}]})");
+    CHECK_FALSE(e.embed("x"));
+    s.then_json(200, embedding_answer({{1.0, 2.0, 3.0}}));
+    CHECK(e.embed("x"));
+    s.then_json(401, R"({"error":{"message":"bad key"}})");
+    const std::string_view one[] = {"x"};
+    const ania::openai::embeddings r = e.embed_batch(one);
+    CHECK_FALSE(r.ok);
+    CHECK(r.cause.kind == ania::failure_kind::auth);
+}
