@@ -4,7 +4,7 @@ run starts empty, saves a memory through a tool call, flags a near-duplicate, co
 failed summary that falls back to truncation) and finds the memory again; the second run replays exactly what
 the first one stored, compresses on the estimate before its first request and refuses an exact duplicate;
 the store never holds what was injected for one request only."""
-import pathlib, re, sqlite3, subprocess, sys
+import os, pathlib, re, sqlite3, subprocess, sys
 
 exe, db = sys.argv[1], pathlib.Path(sys.argv[2])
 for p in db.parent.glob(db.name + "*"):
@@ -12,7 +12,8 @@ for p in db.parent.glob(db.name + "*"):
 
 
 def run():
-    out = subprocess.run([exe, str(db)], check=True, capture_output=True, text=True).stdout
+    env = {k: v for k, v in os.environ.items() if not k.startswith('ANIA_')}  # the scripted model, always
+    out = subprocess.run([exe, str(db)], check=True, capture_output=True, text=True, env=env).stdout
     print(out)
     return out
 

@@ -2,7 +2,9 @@
 // memory in one embedded SQLite file, memory tools the model calls, compression when the context grows.
 //
 // Run it twice: the second run replays the history the first one stored (a "restart").
-// The model is SCRIPTED (examples/scripted_model.hpp); everything else is the real library.
+// The model is SCRIPTED (examples/scripted_model.hpp) unless ANIA_BASE_URL, ANIA_API_KEY and ANIA_MODEL name
+// an OpenAI-compatible endpoint (DeepSeek, OpenAI, a local vLLM/llama.cpp server): then it is that model, over
+// ania::openai::client. Everything else is the real library either way.
 #include <cstdio>
 #include <cstdlib>
 #include <string>
@@ -12,19 +14,55 @@
 #include <ania/memory/sqlite_backend.hpp>
 #include <ania/store/sqlite_store.hpp>
 
+#ifdef ANIA_EXAMPLE_OPENAI
+#include <variant>
+
+#include <ania/openai/client.hpp>
+#endif
+
 #include "scripted_model.hpp"
 
-// The agent type: the spec's defaults, with SQLite rows for the history, the (scripted) model, and typed
-// events so that this example can print what the window does.
+namespace example {
+
+#ifdef ANIA_EXAMPLE_OPENAI
+/// The model this run talks to: a real endpoint when the environment names one, else the scripted rules.
+/// (A bot with one model names its client type directly: `using client = ania::openai::client;`.)
+class model {
+public:
+    model() {
+        const char* url = std::getenv("ANIA_BASE_URL");
+        const char* key = std::getenv("ANIA_API_KEY");
+        const char* name = std::getenv("ANIA_MODEL");
+        if (url && key && name && *url && *name)
+            impl_.emplace<ania::openai::client>(ania::openai::client_options{.base_url = url, .api_key = key, .model = name});
+    }
+    ania::completion complete(const ania::chat_request& r) {
+        return std::visit([&](auto& c) { return c.complete(r); }, impl_);
+    }
+    [[nodiscard]] bool scripted() const noexcept { return impl_.index() == 0; }
+
+private:
+    std::variant<scripted_model, ania::openai::client> impl_;
+};
+#else
+struct model : scripted_model {
+    [[nodiscard]] bool scripted() const noexcept { return true; }
+};
+#endif
+
+} // namespace example
+
+// The agent type: the spec's defaults, with SQLite rows for the history, the model, and typed events so that
+// this example can print what the window does.
 struct bot_traits : ania::default_agent_traits {
     using store = ania::sqlite_store;
-    using client = example::scripted_model;
+    using client = example::model;
     using events = ania::event_functions;
 };
 using group_bot = ania::basic_agent<bot_traits>;
 // The same type in the named-slot form, policies in any order:
 static_assert(std::is_same_v<group_bot::store_type,
-                             ania::agent_of<ania::slot::events<ania::event_functions>, ania::slot::client<example::scripted_model>,
+                             ania::agent_of<ania::slot::events<ania::event_functions>, ania::slot::client<example::model>,
                                             ania::slot::store<ania::sqlite_store>>::store_type>);
 
 namespace {
@@ -52,10 +90,13 @@ void print_compression(const ania::compression_event& e) {
 int main(int argc, char** argv) {
     const std::string db_path = argc > 1 ? argv[1] : "quickstart.db";
     const std::string session = "g:100001";
-    if (std::getenv("ANIA_BASE_URL") || std::getenv("ANIA_API_KEY") || std::getenv("ANIA_MODEL"))
-        std::printf("ANIA_BASE_URL/ANIA_API_KEY/ANIA_MODEL are set, but the OpenAI-compatible client is not shipped yet: "
-                    "this run uses the SCRIPTED model\n");
-    std::printf("model: SCRIPTED (examples/scripted_model.hpp), no network\n");
+    const example::model model;
+    if (model.scripted()) {
+        std::printf("model: SCRIPTED (examples/scripted_model.hpp), no network; set ANIA_BASE_URL, ANIA_API_KEY and "
+                    "ANIA_MODEL for a real one\n");
+    } else {
+        std::printf("model: %s at %s\n", std::getenv("ANIA_MODEL"), std::getenv("ANIA_BASE_URL"));
+    }
 
     // The spec's defaults, overridden from JSON (a typo is an error that names the key). A tiny budget here,
     // so that compression happens within a few turns; relevant memories injected into each request.
@@ -86,7 +127,7 @@ int main(int argc, char** argv) {
                     static_cast<long long>(e.threshold));
     });
     group_bot bot(writer,
-                  {.client = example::scripted_model{},
+                  {.client = model,
                    .tools = ania::tool_registry(ania::memory::make_tools(memory, group)),
                    .hooks = std::move(hooks),
                    .events = {.compression = print_compression}},

@@ -4,6 +4,10 @@
 #ifdef ANIA_TEST_SQLITE
 #include <ania/store/sqlite_store.hpp>
 #endif
+#ifdef ANIA_TEST_OPENAI
+#include <ania/openai/client.hpp>
+#include <ania/openai/embedder.hpp>
+#endif
 #include <string>
 
 std::string tu1_dump();
