@@ -148,11 +148,11 @@ case "$cmd" in
     # copy it into fuzz/regressions/<t>/ and it becomes a test of every build.
     secs=${2:-30}
     configure "$out/fuzz" clang++ -Dfuzz=enabled -Dbench=disabled -Db_sanitize=address,undefined -Db_lundef=false -Doptimization=1
-    ninja -C "$out/fuzz" $(for t in message config memory_tools transcript stored_row; do echo fuzz/fuzz_$t; done) >"$out/fuzz.build.log" 2>&1 ||
+    ninja -C "$out/fuzz" $(for t in message config memory_tools transcript stored_row stream; do echo fuzz/fuzz_$t; done) >"$out/fuzz.build.log" 2>&1 ||
       { tail -30 "$out/fuzz.build.log"; exit 1; }
     export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
     failed=0
-    for t in message config memory_tools transcript stored_row; do
+    for t in message config memory_tools transcript stored_row stream; do
       mkdir -p "$out/fuzz-corpus/$t"
       if "$out/fuzz/fuzz/fuzz_$t" -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 -print_final_stats=0            -artifact_prefix="$out/fuzz-crash-$t-" "$out/fuzz-corpus/$t" fuzz/corpus/$t >"$out/fuzz-$t.log" 2>&1; then
         echo "fuzz $t: ok ($(grep -c . "$out/fuzz-$t.log") log lines, $(ls "$out/fuzz-corpus/$t" | wc -l) new inputs)"
