@@ -22,6 +22,7 @@
 
 #include <ania/concepts.hpp>
 #include <ania/config.hpp>
+#include <ania/http/call.hpp>
 #include <ania/http/curl.hpp>
 #include <ania/http/retry.hpp>
 #include <ania/http/sse.hpp>
@@ -48,91 +49,12 @@ struct client_options {
     std::function<void(std::string_view)> on_text{};
 };
 
-namespace detail {
-
-/// `s` with every occurrence of `secret` replaced (keys shorter than 4 bytes are not worth hiding and would
-/// garble the text).
-[[nodiscard]] inline std::string redact(std::string s, std::string_view secret) {
-    if (secret.size() < 4) return s;
-    for (std::size_t at = s.find(secret); at != std::string::npos; at = s.find(secret, at + 10))
-        s.replace(at, secret.size(), "[redacted]");
-    return s;
-}
-
-[[nodiscard]] inline std::string endpoint(std::string_view base, std::string_view path) {
-    std::string url(base);
-    while (!url.empty() && url.back() == '/') url.pop_back();
-    url += path;
-    return url;
-}
-
-/// The failure of a transfer that produced no HTTP answer, or whose answer was cut.
-[[nodiscard]] inline completion transfer_failure(const http::response& r, std::size_t max_bytes) {
-    call_failure f;
-    f.http_status = static_cast<int>(r.status);
-    switch (r.result) {
-    case http::outcome::cancelled:
-        f.kind = failure_kind::cancelled;
-        return completion::failure_of("cancelled", f);
-    case http::outcome::stalled:
-        f.kind = failure_kind::timeout;
-        f.retryable = true;
-        return completion::failure_of("the server stalled: no byte within the stall timeout", f);
-    case http::outcome::timeout:
-        f.kind = failure_kind::timeout;
-        f.retryable = true;
-        return completion::failure_of("timeout: " + r.error, f);
-    case http::outcome::too_large:
-        f.kind = failure_kind::malformed;
-        return completion::failure_of("the answer is larger than " + std::to_string(max_bytes) + " bytes", f);
-    case http::outcome::aborted:
-        f.kind = failure_kind::malformed;
-        return completion::failure_of("the stream could not be read", f);
-    case http::outcome::network:
-    case http::outcome::done: break;
-    }
-    f.kind = failure_kind::network;
-    f.retryable = true;
-    return completion::failure_of("network: " + r.error, f);
-}
-
-/// Calls `attempt()` until it succeeds, fails for good, or the retry count or budget is spent; waits between
-/// attempts per `retry` (Retry-After honoured). `attempt()` returns something with members c (the completion),
-/// retry_after and may_retry (false: a retry could repeat what the caller already saw).
-template <class Attempt>
-[[nodiscard]] completion with_retries(const http::retry_options& retry, const std::stop_token& stop, const log_sink& log,
-                                      std::string_view secret, Attempt&& attempt) {
-    const auto t0 = std::chrono::steady_clock::now();
-    std::uint64_t rng = static_cast<std::uint64_t>(t0.time_since_epoch().count()) | 1u;
-    for (int n = 1;; ++n) {
-        auto r = attempt();
-        completion& c = r.c;
-        c.cause.attempts = n;
-        c.error = redact(std::move(c.error), secret);
-        if (c.ok || !c.cause.retryable || !r.may_retry || n > retry.max_retries || stop.stop_requested()) return std::move(c);
-        const auto wait = http::backoff(retry, n, r.retry_after, rng);
-        if (std::chrono::steady_clock::now() - t0 + wait > retry.budget) {
-            c.error += " (not retried: the retry budget would be exceeded)";
-            return std::move(c);
-        }
-        log_to(log, log_level::warn, "model call failed (" + c.error + "); retry " + std::to_string(n) + " in " +
-                                         std::to_string(wait.count()) + " ms");
-        if (!http::sleep_unless_stopped(wait, stop)) {
-            call_failure f;
-            f.kind = failure_kind::cancelled;
-            f.attempts = n;
-            return completion::failure_of("cancelled while waiting to retry", f, c.used);
-        }
-    }
-}
-
-} // namespace detail
 
 /// A chat_client over HTTP: non-streaming or SSE, retries, timeouts, cancellation (see the file comment).
 class client {
 public:
     explicit client(client_options opt) : opt_(std::move(opt)), pool_(std::make_shared<http::handle_pool>()) {
-        url_ = detail::endpoint(opt_.base_url, "/chat/completions");
+        url_ = http::endpoint(opt_.base_url, "/chat/completions");
         headers_.push_back("Content-Type: application/json");
         if (!opt_.api_key.empty()) headers_.push_back("Authorization: Bearer " + opt_.api_key);
         if (opt_.stream) headers_.push_back("Accept: text/event-stream");
@@ -150,7 +72,7 @@ public:
         } catch (const std::exception& e) {  // e.g. a tool definition that cannot be written
             return completion::failure_of(std::string("the request could not be written: ") + e.what(), {});
         }
-        return detail::with_retries(opt_.retry, request.stop, opt_.log, opt_.api_key,
+        return http::with_retries(opt_.retry, request.stop, opt_.log, opt_.api_key,
                                     [&] { return opt_.stream ? streamed(body, request.stop) : plain(body, request.stop); });
     }
 
@@ -176,7 +98,7 @@ private:
 
     attempt_result plain(const std::string& body, const std::stop_token& stop) {
         const http::response r = http::post(*pool_, base_request(body, stop));
-        if (r.result != http::outcome::done) return {detail::transfer_failure(r, opt_.max_answer_bytes), r.retry_after, true};
+        if (r.result != http::outcome::done) return {http::transfer_failure(r, opt_.max_answer_bytes), r.retry_after, true};
         if (r.status < 200 || r.status >= 300) return {error_answer(static_cast<int>(r.status), r.body), r.retry_after, true};
         parse_limits lim;
         lim.max_bytes = opt_.max_answer_bytes;
@@ -208,7 +130,7 @@ private:
             return {error_answer(static_cast<int>(r.status), r.body), r.retry_after, true};
         if (acc.failed()) return {std::move(acc).finish(), std::nullopt, false};
         if (r.result != http::outcome::done) {
-            completion c = detail::transfer_failure(r, opt_.max_answer_bytes);
+            completion c = http::transfer_failure(r, opt_.max_answer_bytes);
             if (any_event) c.error += " (mid-stream)";
             return {std::move(c), r.retry_after, !delivered};
         }

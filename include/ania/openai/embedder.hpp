@@ -101,7 +101,7 @@ class embedder {
 public:
     explicit embedder(embedder_options opt)
         : opt_(std::move(opt)), pool_(std::make_shared<http::handle_pool>()), dims_(std::make_shared<std::atomic<std::size_t>>(opt_.dimensions)) {
-        url_ = detail::endpoint(opt_.base_url, "/embeddings");
+        url_ = http::endpoint(opt_.base_url, "/embeddings");
         headers_.push_back("Content-Type: application/json");
         if (!opt_.api_key.empty()) headers_.push_back("Authorization: Bearer " + opt_.api_key);
         if (opt_.batch == 0) opt_.batch = 1;
@@ -158,7 +158,7 @@ private:
             std::optional<std::chrono::milliseconds> retry_after;
             bool may_retry = true;
         };
-        completion c = detail::with_retries(opt_.retry, stop, opt_.log, opt_.api_key, [&]() -> attempt_result {
+        completion c = http::with_retries(opt_.retry, stop, opt_.log, opt_.api_key, [&]() -> attempt_result {
             http::request req;
             req.url = url_;
             req.headers = headers_;
@@ -167,7 +167,7 @@ private:
             req.stop = stop;
             req.max_body = opt_.max_answer_bytes;
             const http::response r = http::post(*pool_, req);
-            if (r.result != http::outcome::done) return {detail::transfer_failure(r, opt_.max_answer_bytes), r.retry_after, true};
+            if (r.result != http::outcome::done) return {http::transfer_failure(r, opt_.max_answer_bytes), r.retry_after, true};
             if (r.status < 200 || r.status >= 300) return {error_answer(static_cast<int>(r.status), r.body), r.retry_after, true};
             std::string why = read_answer(r.body, texts.size(), out);
             if (!why.empty()) return {malformed_answer(std::move(why)), std::nullopt, false};

@@ -1,5 +1,5 @@
-// tests/unit/openai.cpp -- the OpenAI-compatible client and embedder against a real HTTP server on 127.0.0.1
-// that the test starts and SCRIPTS (no model runs here): streaming at every split, retries, timeouts,
+// tests/unit/clients.cpp -- the model clients (OpenAI-compatible chat and embeddings, Anthropic Messages)
+// against a real HTTP server on 127.0.0.1 that the test starts and SCRIPTS (no model runs here): streaming at every split, retries, timeouts,
 // cancellation, bad answers, the key kept out of every text; the SSE decoder and stream accumulator alone.
 #include <catch2/catch.hpp>
 
@@ -690,4 +690,168 @@ TEST_CASE("embedder: a wrong dimension, a non-finite value, a missing entry are 
     const ania::openai::embeddings r = e.embed_batch(one);
     CHECK_FALSE(r.ok);
     CHECK(r.cause.kind == ania::failure_kind::auth);
+}
+
+// ---- Anthropic Messages ------------------------------------------------------------------------------
+
+#include <ania/anthropic/client.hpp>
+
+namespace {
+
+/// An Anthropic event stream: message_start with input usage (cache read and creation), a thinking block, a
+/// text block, a tool_use block whose input arrives as partial JSON, a ping, message_delta with the stop
+/// reason and output usage, message_stop.
+const std::string recorded_events =
+    "event: message_start\n"
+    "data: {\"type\":\"message_start\",\"message\":{\"id\":\"m1\",\"role\":\"assistant\",\"content\":[],\"usage\":{\"input_tokens\":100,\"cache_read_input_tokens\":50,\"cache_creation_input_tokens\":25,\"output_tokens\":1}}}\n\n"
+    "event: content_block_start\n"
+    "data: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"thinking\",\"thinking\":\"\"}}\n\n"
+    "event: content_block_delta\n"
+    "data: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"thinking_delta\",\"thinking\":\"想想\"}}\n\n"
+    "event: content_block_start\n"
+    "data: {\"type\":\"content_block_start\",\"index\":1,\"content_block\":{\"type\":\"text\",\"text\":\"\"}}\n\n"
+    "event: ping\ndata: {\"type\":\"ping\"}\n\n"
+    "event: content_block_delta\n"
+    "data: {\"type\":\"content_block_delta\",\"index\":1,\"delta\":{\"type\":\"text_delta\",\"text\":\"我查\"}}\r\n\r\n"
+    "event: content_block_delta\n"
+    "data: {\"type\":\"content_block_delta\",\"index\":1,\"delta\":{\"type\":\"text_delta\",\"text\":\"一下\"}}\n\n"
+    "event: content_block_start\n"
+    "data: {\"type\":\"content_block_start\",\"index\":2,\"content_block\":{\"type\":\"tool_use\",\"id\":\"toolu_1\",\"name\":\"memory_search\",\"input\":{}}}\n\n"
+    "event: content_block_delta\n"
+    "data: {\"type\":\"content_block_delta\",\"index\":2,\"delta\":{\"type\":\"input_json_delta\",\"partial_json\":\"{\\\"query\\\": \\\"\"}}\n\n"
+    "event: content_block_delta\n"
+    "data: {\"type\":\"content_block_delta\",\"index\":2,\"delta\":{\"type\":\"input_json_delta\",\"partial_json\":\"猫\\\"}\"}}\n\n"
+    "event: content_block_stop\ndata: {\"type\":\"content_block_stop\",\"index\":2}\n\n"
+    "event: message_delta\n"
+    "data: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"tool_use\"},\"usage\":{\"output_tokens\":42}}\n\n"
+    "event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n";
+
+void check_events(const ania::completion& c) {
+    REQUIRE(c.ok);
+    CHECK(c.reply.content == "我查一下");
+    CHECK(c.reply.reasoning_content == std::optional<std::string>("想想"));
+    REQUIRE(c.reply.tool_calls.size() == 1);
+    CHECK(c.reply.tool_calls[0].id == "toolu_1");
+    CHECK(c.reply.tool_calls[0].name == "memory_search");
+    CHECK(json::parse(c.reply.tool_calls[0].arguments) == json{{"query", "猫"}});
+    CHECK(c.finish_reason == "tool_calls");
+    CHECK(c.used.prompt_tokens == std::optional<std::int64_t>(175));  // input + cache read + cache creation
+    CHECK(c.used.cached_prompt_tokens == std::optional<std::int64_t>(50));
+    CHECK(c.used.completion_tokens == std::optional<std::int64_t>(42));
+}
+
+ania::anthropic::client_options claude(const scripted_server& s) {
+    ania::anthropic::client_options o;
+    o.base_url = s.url();
+    o.api_key = key;
+    o.model = "claude-test";
+    o.retry.initial = 10ms;
+    o.log = [](ania::log_level, std::string_view) {};
+    return o;
+}
+
+} // namespace
+
+TEST_CASE("anthropic: the request maps system, calls, grouped results, images, tools and cache_control", "[anthropic]") {
+    std::vector<ania::tool_call> calls{{"c1", "function", "echo", R"({"x":1})", {}, {}}, {"c2", "function", "echo", "not json", {}, {}}};
+    const std::vector<message> base{message::system("你是 Ania。")};
+    const std::vector<message> history{message::user("早"), message::assistant_calls(calls), message::tool_result("c1", "r1"),
+                                       message::tool_result("c2", "r2"), message::assistant("好了")};
+    const std::vector<message> turn{message::developer("今天是周一"), message::user("看图"),
+                                    message::user({ania::content_part::make_text("这张"),
+                                                   ania::content_part::make_image("data:image/png;base64,AAAA")})};
+    const ania::tool t{"echo", "echoes", json{{"type", "object"}, {"properties", json::object()}}, [](std::string_view) { return std::string(); }};
+    ania::anthropic::body_options o;
+    o.model = "claude-test";
+    o.cache_prompt = true;
+    const json j = json::parse(ania::anthropic::request_body(
+        {ania::message_sequence(std::span<const message>(base), std::span<const message>(history), std::span<const message>(turn)),
+         std::span(&t, 1), {}}, o));
+    CHECK(j["model"] == "claude-test");
+    CHECK(j["max_tokens"] == 4096);
+    CHECK(j["system"][0]["text"] == "你是 Ania。\n\n今天是周一");
+    CHECK(j["system"][0]["cache_control"]["type"] == "ephemeral");
+    const json& m = j["messages"];
+    REQUIRE(m.size() == 5);  // user, assistant (calls), user (both results), assistant, user (two merged)
+    CHECK(m[0]["role"] == "user");
+    CHECK(m[1]["content"][0]["type"] == "tool_use");
+    CHECK(m[1]["content"][0]["input"] == json{{"x", 1}});
+    CHECK(m[1]["content"][1]["input"] == json::object());  // arguments that are not JSON: no input
+    CHECK(m[2]["role"] == "user");
+    REQUIRE(m[2]["content"].size() == 2);
+    CHECK(m[2]["content"][0]["type"] == "tool_result");
+    CHECK(m[2]["content"][1]["tool_use_id"] == "c2");
+    CHECK(m[3]["content"][0]["text"] == "好了");
+    CHECK(m[3]["content"][0]["cache_control"]["type"] == "ephemeral");  // the end of the history: cached next turn
+    REQUIRE(m[4]["content"].size() == 3);
+    CHECK(m[4]["content"][2]["type"] == "image");
+    CHECK(m[4]["content"][2]["source"]["media_type"] == "image/png");
+    CHECK(m[4]["content"][2]["source"]["data"] == "AAAA");
+    CHECK(j["tools"][0]["name"] == "echo");
+    CHECK(j["tools"][0]["input_schema"]["type"] == "object");
+}
+
+TEST_CASE("anthropic: the recorded event stream at every split, and the plain answer, through the client", "[anthropic][sse]") {
+    for (std::size_t k = 0; k <= recorded_events.size(); ++k) {
+        INFO("split at " << k);
+        ania::anthropic::stream_accumulator acc;
+        ania::http::sse_decoder sse;
+        const auto on = [&](const ania::http::sse_event& e) { acc.add(e.data); };
+        sse.feed(std::string_view(recorded_events).substr(0, k), on);
+        sse.feed(std::string_view(recorded_events).substr(k), on);
+        sse.finish(on);
+        CHECK(acc.done());
+        check_events(std::move(acc).finish());
+    }
+    scripted_server s;
+    s.then([](const httplib::Request&, httplib::Response& res) {
+        res.set_chunked_content_provider("text/event-stream", [](std::size_t, httplib::DataSink& sink) {
+            for (std::size_t i = 0; i < recorded_events.size(); i += 97) sink.write(recorded_events.data() + i, std::min<std::size_t>(97, recorded_events.size() - i));
+            sink.done();
+            return true;
+        });
+    });
+    s.then_json(529, R"({"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}})");
+    s.then_json(200, R"({"id":"m2","type":"message","role":"assistant","content":[{"type":"text","text":"好的"}],
+                        "stop_reason":"end_turn","usage":{"input_tokens":7,"output_tokens":3}})");
+    auto o = claude(s);
+    o.stream = true;
+    std::string texts;
+    o.on_text = [&](std::string_view t) { texts += t; };
+    ania::anthropic::client streaming(o);
+    const std::vector<message> msgs{message::user("hi")};
+    check_events(streaming.complete(one_user(msgs)));
+    CHECK(texts == "我查一下");
+    ania::anthropic::client plain(claude(s));
+    const ania::completion c = plain.complete(one_user(msgs));  // 529 overloaded: retried
+    REQUIRE(c.ok);
+    CHECK(c.reply.content == "好的");
+    CHECK(c.finish_reason == "stop");
+    CHECK(c.used.prompt_tokens == std::optional<std::int64_t>(7));
+    CHECK(c.cause.attempts == 2);
+    const auto reqs = s.requests();
+    REQUIRE(reqs.size() == 3);
+    CHECK(reqs[0].path == "/v1/messages");
+    CHECK(reqs[0].authorization.empty());  // the key is x-api-key, not a bearer token
+    CHECK(json::parse(reqs[0].body)["stream"] == true);
+}
+
+TEST_CASE("anthropic: errors are typed like OpenAI's: too long, bad key (redacted), an error event mid-stream", "[anthropic][errors]") {
+    scripted_server s;
+    s.then_json(400, R"({"type":"error","error":{"type":"invalid_request_error","message":"prompt is too long: 210000 tokens > 200000 maximum"}})");
+    s.then_json(401, std::string(R"({"type":"error","error":{"type":"authentication_error","message":"invalid x-api-key )") + key + "\"}}");
+    ania::anthropic::client c(claude(s));
+    const std::vector<message> msgs{message::user("hi")};
+    const ania::completion a = c.complete(one_user(msgs));
+    CHECK(a.cause.kind == ania::failure_kind::context_length_exceeded);
+    const ania::completion b = c.complete(one_user(msgs));
+    CHECK(b.cause.kind == ania::failure_kind::auth);
+    CHECK(b.cause.type == "authentication_error");
+    CHECK(b.error.find(key) == std::string::npos);
+    ania::anthropic::stream_accumulator acc;
+    CHECK(acc.add(R"({"type":"message_start","message":{"usage":{"input_tokens":1}}})"));
+    CHECK_FALSE(acc.add(R"({"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}})"));
+    const ania::completion e = std::move(acc).finish();
+    CHECK_FALSE(e.ok);
+    CHECK(e.error.find("Overloaded") != std::string::npos);
 }

@@ -1,0 +1,343 @@
+// ania/anthropic/wire.hpp -- the Anthropic Messages protocol as bytes: ania's (OpenAI-shaped) messages mapped to
+// a Messages request, an answer or a stream of events mapped back to a completion. Pure functions, no network.
+// SPDX-License-Identifier: MIT
+//
+// The mapping: system and developer messages become the top-level `system` (joined by a blank line); an
+// assistant's tool calls become `tool_use` blocks (arguments parsed to `input`; arguments that are not a JSON
+// object become {}); tool results become `tool_result` blocks, those of one round grouped into one user
+// message; consecutive messages of one role are merged (the API wants user and assistant to alternate);
+// images become image blocks (data URIs as base64 sources, URLs as url sources). Usage: prompt tokens =
+// input + cache read + cache creation, cached = cache read. stop_reason is mapped to OpenAI's finish_reason
+// (end_turn/stop_sequence -> stop, tool_use -> tool_calls, max_tokens -> length).
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <unordered_map>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include <ania/concepts.hpp>
+#include <ania/json.hpp>
+#include <ania/message.hpp>
+#include <ania/openai/wire.hpp>
+#include <ania/text/utf8.hpp>
+#include <ania/tool.hpp>
+
+namespace ania::anthropic {
+
+struct body_options {
+    std::string model;
+    std::int64_t max_tokens = 4096;  ///< required by the API
+    bool stream = false;
+    /// Prompt caching: cache_control on the system prompt and on the last block of the history (the request's
+    /// second segment), so a long conversation is read from the cache on the next turn.
+    bool cache_prompt = false;
+    json extra = json::object();     ///< temperature, tool_choice, thinking, ...: added as they are
+};
+
+namespace detail {
+
+[[nodiscard]] inline json image_block(const content_part& p) {
+    const std::string& url = p.url;
+    if (url.rfind("data:", 0) == 0) {
+        const std::size_t semi = url.find(';'), comma = url.find(',');
+        if (semi != std::string::npos && comma != std::string::npos && semi < comma)
+            return {{"type", "image"},
+                    {"source", {{"type", "base64"}, {"media_type", url.substr(5, semi - 5)}, {"data", url.substr(comma + 1)}}}};
+    }
+    return {{"type", "image"}, {"source", {{"type", "url"}, {"url", url}}}};
+}
+
+[[nodiscard]] inline json text_block(std::string t) { return {{"type", "text"}, {"text", std::move(t)}}; }
+
+/// The content blocks of one ania message (not system / developer).
+inline void blocks_of(const message& m, json& out) {
+    if (m.role == role::tool) {
+        out.push_back({{"type", "tool_result"}, {"tool_use_id", m.tool_call_id.value_or("")}, {"content", m.text()}});
+        return;
+    }
+    if (m.form == content_form::parts) {
+        for (const content_part& p : m.parts) {
+            if (p.type == content_part::kind::text) {
+                if (!p.text.empty()) out.push_back(text_block(p.text));
+            } else if (p.type == content_part::kind::image_url) {
+                out.push_back(image_block(p));
+            }
+        }
+    } else if (!m.content.empty()) {
+        out.push_back(text_block(m.content));
+    }
+    for (const tool_call& c : m.tool_calls) {
+        json input = json::object();
+        try {
+            json a = parse_json(c.arguments);
+            if (a.is_object()) input = std::move(a);
+        } catch (const std::exception&) {  // arguments that are not JSON: the call is kept, with no input
+        }
+        out.push_back({{"type", "tool_use"}, {"id", c.id}, {"name", c.name}, {"input", std::move(input)}});
+    }
+}
+
+[[nodiscard]] inline const char* wire_role(role r) noexcept { return r == role::assistant ? "assistant" : "user"; }
+
+[[nodiscard]] inline std::string finish_reason(std::string_view stop) {
+    if (stop == "end_turn" || stop == "stop_sequence") return "stop";
+    if (stop == "tool_use") return "tool_calls";
+    if (stop == "max_tokens") return "length";
+    return std::string(stop);
+}
+
+[[nodiscard]] inline std::int64_t count_of(const json& u, const char* key) {
+    const auto it = u.find(key);
+    return it != u.end() && it->is_number_integer() && it->get<std::int64_t>() >= 0 ? it->get<std::int64_t>() : 0;
+}
+
+/// Usage from `usage` objects (message_start's and message_delta's add up).
+struct usage_sum {
+    std::int64_t input = 0, output = 0, cache_read = 0, cache_creation = 0;
+    bool any = false;
+    void add(const json& u) {
+        if (!u.is_object()) return;
+        any = true;
+        input = std::max(input, count_of(u, "input_tokens"));
+        output = std::max(output, count_of(u, "output_tokens"));  // message_delta repeats the running total
+        cache_read = std::max(cache_read, count_of(u, "cache_read_input_tokens"));
+        cache_creation = std::max(cache_creation, count_of(u, "cache_creation_input_tokens"));
+    }
+    [[nodiscard]] ania::usage get() const {
+        ania::usage r;
+        if (!any) return r;
+        r.prompt_tokens = input + cache_read + cache_creation;
+        r.completion_tokens = output;
+        r.total_tokens = *r.prompt_tokens + output;
+        r.cached_prompt_tokens = cache_read;
+        return r;
+    }
+};
+
+} // namespace detail
+
+/// The Messages request body.
+[[nodiscard]] inline std::string request_body(const chat_request& request, const body_options& opt) {
+    json body = json::object();
+    body["model"] = opt.model;
+    body["max_tokens"] = opt.max_tokens;
+    std::string system;
+    json messages = json::array();
+    const auto segs = request.messages.segments();
+    for (std::size_t s = 0; s < segs.size(); ++s) {
+        for (const message& m : segs[s]) {
+            if (m.role == role::system || m.role == role::developer) {
+                if (!system.empty()) system += "\n\n";
+                system += m.text();
+                continue;
+            }
+            const char* r = detail::wire_role(m.role);
+            if (messages.empty() || messages.back()["role"] != r) messages.push_back({{"role", r}, {"content", json::array()}});
+            detail::blocks_of(m, messages.back()["content"]);
+        }
+        if (s == 1 && opt.cache_prompt && !messages.empty() && !messages.back()["content"].empty())
+            messages.back()["content"].back()["cache_control"] = {{"type", "ephemeral"}};
+    }
+    // A message left without a block (an empty text) is not accepted: give it an empty text block.
+    for (json& m : messages)
+        if (m["content"].empty()) m["content"].push_back(detail::text_block(" "));
+    if (!system.empty()) {
+        if (opt.cache_prompt) body["system"] = json::array({{{"type", "text"}, {"text", system}, {"cache_control", {{"type", "ephemeral"}}}}});
+        else body["system"] = system;
+    }
+    body["messages"] = std::move(messages);
+    if (!request.tools.empty()) {
+        json tools = json::array();
+        for (const tool& t : request.tools) {
+            const json d = t.definition();
+            const json& f = d.contains("function") ? d["function"] : d;
+            tools.push_back({{"name", f.value("name", t.name)},
+                             {"description", f.value("description", std::string())},
+                             {"input_schema", f.contains("parameters") ? f["parameters"] : json{{"type", "object"}}}});
+        }
+        body["tools"] = std::move(tools);
+    }
+    if (opt.stream) body["stream"] = true;
+    if (opt.extra.is_object())
+        for (auto it = opt.extra.begin(); it != opt.extra.end(); ++it)
+            if (it.key() != "model" && it.key() != "messages" && it.key() != "system" && it.key() != "stream" && it.key() != "tools")
+                body[it.key()] = it.value();
+    return body.dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
+/// A non-streaming answer.
+[[nodiscard]] inline completion parse_answer(std::string_view body, const parse_limits& limits = {}) {
+    json j;
+    try {
+        j = openai::detail::parse_body(body, limits);
+    } catch (const std::exception& e) {
+        return openai::malformed_answer(e.what());
+    }
+    if (!j.is_object()) return openai::malformed_answer("not a JSON object");
+    if (j.value("type", std::string()) == "error" || (j.contains("error") && !j["error"].is_null())) return openai::error_answer(200, body);
+    detail::usage_sum u;
+    if (const auto it = j.find("usage"); it != j.end()) u.add(*it);
+    const auto content = j.find("content");
+    if (content == j.end() || !content->is_array())
+        return completion::failure_of("malformed answer: no content", openai::malformed_failure(), u.get());
+    message m;
+    m.role = role::assistant;
+    std::string thinking;
+    bool has_thinking = false;
+    for (const json& b : *content) {
+        if (!b.is_object()) continue;
+        const std::string type = b.value("type", std::string());
+        if (type == "text" && b.contains("text") && b["text"].is_string()) {
+            m.content += b["text"].get<std::string>();
+        } else if (type == "tool_use") {
+            tool_call c;
+            c.id = b.value("id", std::string());
+            c.name = b.value("name", std::string());
+            c.arguments = b.contains("input") ? b["input"].dump(-1, ' ', false, json::error_handler_t::replace) : "{}";
+            m.tool_calls.push_back(std::move(c));
+        } else if (type == "thinking" && b.contains("thinking") && b["thinking"].is_string()) {
+            thinking += b["thinking"].get<std::string>();
+            has_thinking = true;
+        }
+    }
+    if (m.content.empty() && !m.tool_calls.empty()) m.form = content_form::null;
+    if (has_thinking) m.reasoning_content = std::move(thinking);
+    completion c = completion::success(std::move(m), u.get());
+    c.finish_reason = detail::finish_reason(j.value("stop_reason", std::string()));
+    return c;
+}
+
+/// Accumulates a streamed answer from its events (message_start, content_block_start/_delta/_stop,
+/// message_delta, message_stop, ping, error). Blocks are kept by their `index`.
+class stream_accumulator {
+public:
+    explicit stream_accumulator(parse_limits limits = {}) : limits_(limits) {}
+
+    bool add(std::string_view data) {
+        if (failed_) return false;
+        json j;
+        try {
+            j = openai::detail::parse_body(data, limits_);
+        } catch (const std::exception& e) {
+            return fail(openai::malformed_answer(std::string("a stream event: ") + e.what()));
+        }
+        if (!j.is_object()) return fail(openai::malformed_answer("a stream event is not a JSON object"));
+        const std::string type = j.value("type", std::string());
+        if (type == "error") return fail(openai::error_answer(200, data));
+        if (type == "message_start") {
+            started_ = true;
+            if (j.contains("message") && j["message"].is_object() && j["message"].contains("usage")) used_.add(j["message"]["usage"]);
+        } else if (type == "content_block_start") {
+            block& b = at(j);
+            if (j.contains("content_block") && j["content_block"].is_object()) {
+                const json& cb = j["content_block"];
+                b.type = cb.value("type", std::string());
+                if (b.type == "tool_use") {
+                    b.id = cb.value("id", std::string());
+                    b.name = cb.value("name", std::string());
+                } else if (b.type == "text" && cb.contains("text") && cb["text"].is_string()) {
+                    b.text = cb["text"].get<std::string>();
+                }
+            }
+        } else if (type == "content_block_delta") {
+            block& b = at(j);
+            if (!j.contains("delta") || !j["delta"].is_object()) return true;
+            const json& d = j["delta"];
+            const std::string dt = d.value("type", std::string());
+            if (dt == "text_delta" && d.contains("text") && d["text"].is_string()) {
+                const std::string& piece = d["text"].get_ref<const std::string&>();
+                b.text += piece;
+                if (on_text_) on_text_(piece);
+            } else if (dt == "input_json_delta" && d.contains("partial_json") && d["partial_json"].is_string()) {
+                b.input += d["partial_json"].get_ref<const std::string&>();
+            } else if (dt == "thinking_delta" && d.contains("thinking") && d["thinking"].is_string()) {
+                b.text += d["thinking"].get_ref<const std::string&>();
+            }
+        } else if (type == "message_delta") {
+            if (j.contains("delta") && j["delta"].is_object()) {
+                const std::string stop = j["delta"].value("stop_reason", std::string());
+                if (!stop.empty()) stop_ = stop;
+            }
+            if (j.contains("usage")) used_.add(j["usage"]);
+        } else if (type == "message_stop") {
+            done_ = true;
+        }
+        return true;
+    }
+
+    void on_text(std::function<void(std::string_view)> f) { on_text_ = std::move(f); }
+    [[nodiscard]] bool done() const noexcept { return done_; }
+    [[nodiscard]] bool failed() const noexcept { return failed_; }
+
+    [[nodiscard]] completion finish() && {
+        if (failed_) {
+            failure_.used = used_.get();
+            return std::move(failure_);
+        }
+        if (!started_) return completion::failure_of("malformed answer: the stream had no message_start", openai::malformed_failure(), used_.get());
+        message m;
+        m.role = role::assistant;
+        std::string thinking;
+        bool has_thinking = false;
+        for (block& b : blocks_) {
+            if (b.type == "text") {
+                m.content += b.text;
+            } else if (b.type == "thinking") {
+                thinking += b.text;
+                has_thinking = true;
+            } else if (b.type == "tool_use") {
+                tool_call c;
+                c.id = std::move(b.id);
+                c.name = std::move(b.name);
+                c.arguments = b.input.empty() ? "{}" : std::move(b.input);
+                m.tool_calls.push_back(std::move(c));
+            }
+        }
+        if (m.content.empty() && !m.tool_calls.empty()) m.form = content_form::null;
+        if (has_thinking) m.reasoning_content = std::move(thinking);
+        completion c = completion::success(std::move(m), used_.get());
+        c.finish_reason = detail::finish_reason(stop_);
+        return c;
+    }
+
+private:
+    struct block {
+        std::string type, id, name, text, input;  // input: a tool_use block's arguments, in pieces
+    };
+
+    /// The block an event's `index` names; indices are dense and increasing in practice, a sparse one is
+    /// appended at the end instead of growing a vector to it (an index of 10^9 costs one block, not 10^9).
+    block& at(const json& j) {
+        std::int64_t index = -1;
+        if (const auto it = j.find("index"); it != j.end() && it->is_number_integer()) index = it->get<std::int64_t>();
+        if (index >= 0 && static_cast<std::size_t>(index) < blocks_.size() && index_of_.empty()) return blocks_[static_cast<std::size_t>(index)];
+        if (index == static_cast<std::int64_t>(blocks_.size()) && index_of_.empty()) return blocks_.emplace_back();
+        if (const auto f = index_of_.find(index); f != index_of_.end()) return blocks_[f->second];
+        if (index_of_.empty())  // leaving the dense case: remember where every block so far is
+            for (std::size_t k = 0; k < blocks_.size(); ++k) index_of_.emplace(static_cast<std::int64_t>(k), k);
+        index_of_.emplace(index, blocks_.size());
+        return blocks_.emplace_back();
+    }
+
+    bool fail(completion c) {
+        failed_ = true;
+        failure_ = std::move(c);
+        return false;
+    }
+
+    parse_limits limits_;
+    std::vector<block> blocks_;
+    std::unordered_map<std::int64_t, std::size_t> index_of_;
+    detail::usage_sum used_;
+    std::string stop_;
+    completion failure_;
+    std::function<void(std::string_view)> on_text_;
+    bool started_ = false, done_ = false, failed_ = false;
+};
+
+} // namespace ania::anthropic
