@@ -297,6 +297,7 @@ struct resident_session {
     std::string_view key;
     std::int64_t last_active;
     std::size_t messages;  ///< in the session's window (0 when its agent is not built yet)
+    std::size_t bytes = 0; ///< about what its window holds in RAM (token_window::resident_bytes)
 };
 
 /// One choice of a policy: the index into the span it was given, and why.

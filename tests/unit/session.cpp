@@ -3,7 +3,9 @@
 // The model is SCRIPTED (no LLM here).
 #include <catch2/catch.hpp>
 
+#include <array>
 #include <atomic>
+#include <functional>
 #include <chrono>
 #include <condition_variable>
 #include <memory>
@@ -538,4 +540,195 @@ TEST_CASE("busy_policy::steer: a message that arrives during a tool loop joins t
     REQUIRE(first.turns.size() == 1);  // one turn: the queued message was steered into it
     CHECK(first.turns[0].reply == "re: by the way");
     CHECK(cache.pending("g:1") == 0);
+}
+
+namespace {
+/// A SCRIPTED model that answers at once and calls `during` (if set) from inside the call: a message that
+/// arrives while the session responds.
+struct probe_client {
+    std::shared_ptr<std::function<void()>> during = std::make_shared<std::function<void()>>();
+    std::shared_ptr<std::int64_t> lines = std::make_shared<std::int64_t>(0);
+    ania::completion complete(const ania::chat_request& req) {
+        const std::string text = req.messages.back().text();
+        *lines += 1 + static_cast<std::int64_t>(std::count(text.begin(), text.end(), '\n'));
+        if (*during) (*during)();
+        return ania::completion::success(message::assistant("ok"), {10, 1, 11, {}});
+    }
+};
+struct probe_traits : ania::default_agent_traits {
+    using client = probe_client;
+    using store = ania::null_store;
+    using log = quiet_log;
+};
+} // namespace
+
+TEST_CASE("handoff, deterministic: a message delivered at every point of the end of a reply, 100,000 rounds", "[session][queue]") {
+    // One thread. Round i delivers a second message at point i % 3: inside the model call (the session is
+    // responding), after the turn returned but before the owner looked at the queue again, and after the
+    // owner let go. Each point is reached on every round, so every ordering of "message arrives" and "reply
+    // ends" happens 33,333 times; none may leave a message queued with nobody to drain it.
+    using probe_agent = ania::basic_agent<probe_traits>;
+    ania::null_store store;
+    ania::background_writer<ania::null_store> writer(store);
+    probe_client model;
+    enum class at { during, turn_done, released };
+    at point = at::during;
+    bool delivered = false;
+    ania::session_cache<probe_agent>* self = nullptr;
+    std::array<std::int64_t, 3> queued_at{}, replied_at{};
+    const auto deliver = [&](at where) {
+        if (delivered || point != where) return;
+        delivered = true;
+        const auto r = self->respond("f:1", "second");
+        (r.status == ania::respond_status::queued ? queued_at : replied_at)[static_cast<int>(where)]++;
+    };
+    *model.during = [&] { deliver(at::during); };
+    ania::session_options o;
+    o.janitor = false;
+    o.log = [](ania::log_level, std::string_view) {};
+    o.on_handoff = [&](std::string_view, ania::handoff_point p) {
+        deliver(p == ania::handoff_point::turn_done ? at::turn_done : at::released);
+    };
+    ania::session_cache<probe_agent> cache(
+        [&](const std::string& key) {
+            return std::make_unique<probe_agent>(writer, probe_agent::parts{.client = model},
+                                                 ania::agent_options{.session = key, .window = {.max_context_tokens = 0}});
+        },
+        o);
+    self = &cache;
+    constexpr int rounds = 100'000;
+    for (int i = 0; i < rounds; ++i) {
+        point = static_cast<at>(i % 3);
+        delivered = false;
+        cache.respond("f:1", "first");
+        REQUIRE(delivered);
+        REQUIRE(cache.pending("f:1") == 0);
+        if (i % 1000 == 999) cache.with_agent("f:1", [](probe_agent& a) { a.clear(); });
+    }
+    CHECK(*model.lines == 2 * rounds);  // every message reached the model exactly once
+    // Inside the call and before the owner looked again the session is busy: queued, drained by the owner.
+    // After it let go the session is free: the message runs its own turn.
+    CHECK(queued_at[0] == rounds / 3 + 1);
+    CHECK(queued_at[1] == rounds / 3);
+    CHECK(replied_at[2] == rounds / 3);
+}
+
+namespace {
+/// The docs' cost-aware policy (docs/architecture.md): past `keep` resident sessions, the ones holding the
+/// most bytes go first.
+struct most_bytes_first {
+    std::size_t keep;
+    explicit most_bytes_first(const ania::session_limits& l) : keep(l.max_sessions) {}
+    void select(std::span<const ania::resident_session> s, std::int64_t, std::vector<ania::eviction_choice>& out) const {
+        if (keep == 0 || s.size() <= keep) return;
+        std::vector<std::size_t> order(s.size());
+        for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+        std::nth_element(order.begin(), order.begin() + static_cast<std::ptrdiff_t>(s.size() - keep), order.end(),
+                         [&](std::size_t a, std::size_t b) { return s[a].bytes > s[b].bytes; });
+        for (std::size_t k = 0; k < s.size() - keep; ++k) out.push_back({order[k], ania::evict_reason::lru});
+    }
+};
+static_assert(ania::eviction_policy<most_bytes_first>);
+} // namespace
+
+TEST_CASE("resident bytes: counted per session, seen by a cost-aware policy, zero after a clear", "[session][eviction]") {
+    rig r;
+    ania::session_cache<agent_t, most_bytes_first, ania::manual_clock> cache(r.factory(), r.options({.max_idle = 0ns, .max_sessions = 2}), r.clock);
+    cache.respond("g:1", "short");
+    const std::size_t one = cache.resident_bytes();
+    CHECK(one > 0);
+    cache.respond("g:2", std::string(5000, 'x'));  // the big one
+    cache.respond("g:3", "small");
+    CHECK(cache.resident_bytes() > one + 2 * 5000);  // the text is in the user message and in the "re: ..." reply
+    r.clock.advance(1s);
+    CHECK(cache.tick() == 1);
+    CHECK_FALSE(cache.contains("g:2"));  // not the least recent: the largest
+    CHECK(cache.contains("g:1"));
+    CHECK(cache.contains("g:3"));
+    CHECK(cache.resident_bytes() < 5000);
+    cache.clear("g:1");
+    cache.clear("g:3");
+    CHECK(cache.resident_bytes() == 0);
+}
+
+TEST_CASE("debounce: lines sent in quick succession get one answer", "[session][queue][threads]") {
+    rig r;
+    auto o = r.options();
+    o.debounce = 300ms;
+    cache_t cache(r.factory(), o, r.clock);
+    ania::respond_result first;
+    std::thread a([&] { first = cache.respond("f:1", "one"); });
+    const auto waiting = [&] {  // "one" waits out the debounce, still queued
+        for (int i = 0; i < 5000 && cache.pending("f:1") == 0; ++i) std::this_thread::sleep_for(1ms);
+        return cache.pending("f:1") > 0;
+    };
+    REQUIRE(waiting());
+    CHECK(cache.respond("f:1", "two").status == ania::respond_status::queued);
+    CHECK(cache.respond("f:1", "three").status == ania::respond_status::queued);
+    a.join();
+    REQUIRE(first.turns.size() == 1);
+    CHECK(first.turns[0].reply == "re: one\ntwo\nthree");
+    CHECK(r.model.g->calls == 1);
+    // A /stop during the wait empties the queue: nothing is answered.
+    ania::respond_result second;
+    std::thread b([&] { second = cache.respond("f:1", "four"); });
+    REQUIRE(waiting());
+    cache.stop("f:1");
+    b.join();
+    CHECK(second.turns.empty());
+    CHECK(r.model.g->calls == 1);
+}
+
+TEST_CASE("hibernate: run-time tools come back after an eviction; a clear forgets them", "[session][eviction]") {
+    rig r;
+    auto o = r.options();
+    o.hibernate = true;
+    cache_t cache(r.factory(), o, r.clock);
+    const auto tools_of = [&](std::string_view key) {
+        return cache.with_agent(key, [](agent_t& a) { return a.tools().session_tools().size(); });
+    };
+    cache.respond("f:1", "hi");
+    cache.with_agent("f:1", [](agent_t& a) {
+        a.add_tool({"dice", "rolls a die", ania::json{{"type", "object"}}, [](std::string_view) { return std::string("4"); }});
+    });
+    r.clock.advance(121min);
+    REQUIRE(cache.tick() == 1);
+    CHECK(cache.hibernated() == 1);
+    CHECK(tools_of("f:1") == 1);  // rebuilt with its tool
+    CHECK(cache.hibernated() == 0);
+    cache.clear("f:1");
+    CHECK(tools_of("f:1") == 0);
+
+    // Without hibernate the eviction is the restart the spec accepts.
+    rig r2;
+    cache_t plain(r2.factory(), r2.options(), r2.clock);
+    plain.with_agent("f:1", [](agent_t& a) {
+        a.add_tool({"dice", "", ania::json{{"type", "object"}}, [](std::string_view) { return std::string("4"); }});
+    });
+    r2.clock.advance(121min);
+    REQUIRE(plain.tick() == 1);
+    CHECK(plain.hibernated() == 0);
+    CHECK(plain.with_agent("f:1", [](agent_t& a) { return a.tools().session_tools().size(); }) == 0);
+
+    // At most max_hibernated sessions are kept: the oldest is forgotten.
+    rig r3;
+    auto o3 = r3.options();
+    o3.hibernate = true;
+    o3.max_hibernated = 2;
+    cache_t capped(r3.factory(), o3, r3.clock);
+    for (const char* k : {"f:1", "f:2", "f:3"}) {  // created 1 s apart: evicted one per tick, oldest first
+        capped.with_agent(k, [](agent_t& a) {
+            a.add_tool({"dice", "", ania::json{{"type", "object"}}, [](std::string_view) { return std::string("4"); }});
+        });
+        r3.clock.advance(1s);
+    }
+    r3.clock.advance(120min - 3s);
+    REQUIRE(capped.tick() == 1);
+    r3.clock.advance(1s);
+    REQUIRE(capped.tick() == 1);
+    r3.clock.advance(1s);
+    REQUIRE(capped.tick() == 1);
+    CHECK(capped.hibernated() == 2);
+    CHECK(capped.with_agent("f:1", [](agent_t& a) { return a.tools().session_tools().size(); }) == 0);
+    CHECK(capped.with_agent("f:3", [](agent_t& a) { return a.tools().session_tools().size(); }) == 1);
 }

@@ -70,6 +70,8 @@ public:
         return false;
     }
 
+    /// The tools added to this session at run time, in the order they were added.
+    [[nodiscard]] std::span<const tool> session_tools() const noexcept { return own_; }
     /// What the request offers, in order: static tools first (minus the shadowed), then this session's.
     [[nodiscard]] std::span<const tool> tools() const noexcept { return all_; }
     [[nodiscard]] const tool* find(std::string_view name) const noexcept {

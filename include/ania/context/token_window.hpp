@@ -47,17 +47,20 @@ public:
     void append(message m) {
         compact_if_worth_it();
         const std::int64_t t = counter_.count(m);
+        bytes_ += resident_bytes_of(m);
         msgs_.push_back(std::move(m));
         prefix_.push_back(prefix_.back() + t);
     }
     void append(std::vector<message>&& ms) {
         compact_if_worth_it();
         detail::append_prefix_counts(ms, counter_, prefix_);
+        for (const message& m : ms) bytes_ += resident_bytes_of(m);
         msgs_.insert(msgs_.end(), std::make_move_iterator(ms.begin()), std::make_move_iterator(ms.end()));
     }
     void append(std::span<const message> ms) {
         compact_if_worth_it();
         detail::append_prefix_counts(ms, counter_, prefix_);
+        for (const message& m : ms) bytes_ += resident_bytes_of(m);
         msgs_.insert(msgs_.end(), ms.begin(), ms.end());
     }
     /// Replaces the whole history (after loading it from a store).
@@ -66,16 +69,22 @@ public:
         start_ = 0;
         prefix_.assign(1, 0);
         detail::append_prefix_counts(msgs_, counter_, prefix_);
+        bytes_dirty_ = true;
     }
     void clear() noexcept {
         msgs_.clear();
         prefix_.assign(1, 0);
         start_ = 0;
         last_prompt_tokens_ = 0;
+        bytes_ = 0;
+        bytes_dirty_ = false;
     }
 
     /// Forgets the oldest `k` messages in O(1).
-    void drop_front(std::size_t k) noexcept { start_ += std::min(k, size()); }
+    void drop_front(std::size_t k) noexcept {
+        start_ += std::min(k, size());
+        bytes_dirty_ = true;  // recounted when asked: a truncation stays O(1)
+    }
 
     /// Applies a compressor's result: `r.prefix` followed by `messages()[r.keep_from..]`.
     void apply(compression_result&& r) {
@@ -96,6 +105,32 @@ public:
         msgs_ = std::move(next);
         prefix_ = std::move(sums);
         start_ = 0;
+        bytes_dirty_ = true;
+    }
+
+    // ---- memory -----------------------------------------------------------------------------------------
+
+    /// About how many bytes the history holds in RAM: each message's text, parts, calls and ids, plus the
+    /// message objects themselves (allocator overhead not included). Kept up to date by appends; after a
+    /// compression or a load it is recounted once, on the next call (O(n), as the compression was).
+    [[nodiscard]] std::size_t resident_bytes() const noexcept {
+        if (bytes_dirty_) {
+            std::size_t n = 0;
+            for (const message& m : messages()) n += resident_bytes_of(m);
+            bytes_ = n;
+            bytes_dirty_ = false;
+        }
+        return bytes_;
+    }
+    /// One message's share of resident_bytes().
+    [[nodiscard]] static std::size_t resident_bytes_of(const message& m) noexcept {
+        std::size_t n = sizeof(message) + m.content.size();
+        for (const content_part& p : m.parts) n += sizeof(content_part) + p.text.size() + p.url.size();
+        for (const tool_call& c : m.tool_calls) n += sizeof(tool_call) + c.id.size() + c.name.size() + c.arguments.size();
+        if (m.reasoning_content) n += m.reasoning_content->size();
+        if (m.tool_call_id) n += m.tool_call_id->size();
+        if (m.name) n += m.name->size();
+        return n;
     }
 
     // ---- tokens ---------------------------------------------------------------------------------------
@@ -191,6 +226,8 @@ private:
     std::size_t start_ = 0;             // messages before it are dropped
     std::int64_t overhead_ = 0;
     std::int64_t last_prompt_tokens_ = 0;
+    mutable std::size_t bytes_ = 0;
+    mutable bool bytes_dirty_ = false;
 };
 
 } // namespace ania

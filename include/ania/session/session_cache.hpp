@@ -10,6 +10,7 @@
 #include <condition_variable>
 #include <cstddef>
 #include <cstdint>
+#include <deque>
 #include <exception>
 #include <functional>
 #include <memory>
@@ -31,6 +32,7 @@
 #include <ania/error.hpp>
 #include <ania/log.hpp>
 #include <ania/session/eviction.hpp>
+#include <ania/tool.hpp>
 
 namespace ania {
 
@@ -42,6 +44,12 @@ enum class busy_policy : std::uint8_t {
     one_per_message,   ///< queued, and each becomes a turn of its own, in order
     steer,             ///< queued, and handed to the running turn after its next tool batch (chat_options::steer);
                        ///< what is still queued when the turn ends is its next turn, as with `queue`
+};
+
+/// The moments at the end of a turn where another thread's message may arrive (session_options::on_handoff).
+enum class handoff_point : std::uint8_t {
+    turn_done,  ///< the turn returned; the owner has not yet looked at the queue again (no lock held)
+    released,   ///< the owner saw an empty queue and let go (no lock held)
 };
 
 /// How a session cache behaves; `from_config<session_options>(cfg)` reads `session.*`.
@@ -64,6 +72,20 @@ struct session_options {
     std::function<void(std::string_view key, const chat_result&)> on_reply{};
     /// Every session that left the cache, and why (on the thread that evicted or cleared it).
     std::function<void(std::string_view key, evict_reason)> on_evicted{};
+    /// Debounce (opt-in, beyond the spec): a session with messages waits until none has arrived for this
+    /// long before it replies, so a user who sends three short lines gets one answer to all three. Bounded
+    /// by `debounce_max` from the first waiting message. 0 disables (the original replies at once).
+    std::chrono::milliseconds debounce{0};
+    std::chrono::milliseconds debounce_max{5'000};
+    /// Hibernate (opt-in, beyond the spec): the tools a session added at run time (agent.add_tool) are kept
+    /// when it is evicted and added again when it is rebuilt, so an eviction is not the restart the spec
+    /// accepts. Kept in RAM (a tool is code), for at most `max_hibernated` sessions (the oldest forgotten);
+    /// a clear forgets them too.
+    bool hibernate = false;
+    std::size_t max_hibernated = 4096;
+    /// Called at each handoff_point of each turn, on the owner's thread: tracing, and the tests that deliver
+    /// a message at every point of the end of a reply. It may call respond() (for another message).
+    std::function<void(std::string_view key, handoff_point)> on_handoff{};
     log_sink log = stderr_log_sink();
 };
 
@@ -180,6 +202,10 @@ public:
                 counters_.dropped_pending.fetch_add(1, std::memory_order_relaxed);
             }
             e->pending.push_back(std::move(input));
+            if (opt_.debounce.count() > 0) {
+                e->last_arrival = std::chrono::steady_clock::now();
+                e->idle.notify_all();  // an owner waiting out the debounce starts waiting again
+            }
             if (e->owned) {
                 r.tell_queued = !e->told_queued;
                 e->told_queued = true;
@@ -239,7 +265,8 @@ public:
             std::lock_guard l(s.m);
             for (const auto& [key, e] : s.map) {
                 snapshot_.push_back({&key, e.get()});
-                view_.push_back({key, e->last_active.load(std::memory_order_acquire), e->messages.load(std::memory_order_relaxed)});
+                view_.push_back({key, e->last_active.load(std::memory_order_acquire), e->messages.load(std::memory_order_relaxed),
+                                 e->bytes.load(std::memory_order_relaxed)});
             }
         }
         choices_.clear();
@@ -261,6 +288,7 @@ public:
             }
             if (!erase_if_same(key, held)) continue;
             held->evicted = true;
+            if (opt_.hibernate && held->agent) hibernate(key, *held->agent);
             gone.push_back(std::move(held->agent));
             l.unlock();
             ++evicted;
@@ -280,6 +308,20 @@ public:
             n += s.map.size();
         }
         return n;
+    }
+    /// About how many bytes the resident sessions' windows hold (each as of its last turn).
+    [[nodiscard]] std::size_t resident_bytes() const {
+        std::size_t n = 0;
+        for (const shard& s : shards_) {
+            std::lock_guard l(s.m);
+            for (const auto& [key, e] : s.map) n += e->bytes.load(std::memory_order_relaxed);
+        }
+        return n;
+    }
+    /// Sessions whose run-time tools are kept for their return (session_options::hibernate).
+    [[nodiscard]] std::size_t hibernated() const {
+        std::lock_guard l(hibernate_mutex_);
+        return hibernated_.size();
     }
     [[nodiscard]] bool contains(std::string_view key) const { return find(key) != nullptr; }
     [[nodiscard]] session_counters counters() const {
@@ -324,6 +366,8 @@ private:
         std::unique_ptr<Agent> agent;  // touched only by the owner (and the janitor, under m, when not owned)
         std::atomic<std::int64_t> last_active{0};
         std::atomic<std::size_t> messages{0};
+        std::atomic<std::size_t> bytes{0};
+        std::chrono::steady_clock::time_point last_arrival{};  // debounce only
     };
     struct string_hash {
         using is_transparent = void;
@@ -383,6 +427,50 @@ private:
         if (e.agent) return;
         e.agent = make_(std::string(key));
         if (!e.agent) throw error(errc::invalid_argument, "session_cache: the factory returned no agent for " + std::string(key));
+        if (opt_.hibernate) wake(key, *e.agent);
+    }
+
+    static constexpr bool can_hibernate = requires(Agent& a) {
+        a.tools().session_tools();
+        a.add_tool(std::declval<tool>());
+    };
+
+    void hibernate(const std::string& key, Agent& a) {
+        if constexpr (can_hibernate) {
+            const auto tools = a.tools().session_tools();
+            if (tools.empty() || opt_.max_hibernated == 0) return;
+            std::lock_guard l(hibernate_mutex_);
+            hibernated_entry& h = hibernated_[key];
+            h.tools.assign(tools.begin(), tools.end());
+            h.generation = ++hibernate_generation_;
+            hibernate_order_.emplace_back(key, h.generation);
+            // The oldest go past the cap; an order record whose session woke or hibernated again since is
+            // stale and skipped, so the order holds at most about twice the records.
+            while (!hibernate_order_.empty() &&
+                   (hibernated_.size() > opt_.max_hibernated || hibernate_order_.size() > 2 * hibernated_.size() + 16)) {
+                const auto& [k, g] = hibernate_order_.front();
+                if (const auto it = hibernated_.find(k); it != hibernated_.end() && it->second.generation == g) hibernated_.erase(it);
+                hibernate_order_.pop_front();
+            }
+        }
+    }
+    void wake(std::string_view key, Agent& a) {
+        if constexpr (can_hibernate) {
+            std::vector<tool> tools;
+            {
+                std::lock_guard l(hibernate_mutex_);
+                const auto it = hibernated_.find(key);
+                if (it == hibernated_.end()) return;
+                tools = std::move(it->second.tools);
+                hibernated_.erase(it);
+            }
+            for (tool& t : tools) a.add_tool(std::move(t));
+        }
+    }
+    void forget_hibernated(std::string_view key) {
+        if (!opt_.hibernate) return;
+        std::lock_guard l(hibernate_mutex_);
+        if (const auto it = hibernated_.find(key); it != hibernated_.end()) hibernated_.erase(it);
     }
 
     /// The owner's clear: window and store through the agent, then the agent itself (its run-time tools).
@@ -395,6 +483,8 @@ private:
             log_to(opt_.log, log_level::error, "session_cache: clearing " + std::string(key) + " failed: " + ex.what());
         }
         e.messages.store(0, std::memory_order_relaxed);
+        e.bytes.store(0, std::memory_order_relaxed);
+        forget_hibernated(key);
         counters_.cleared.fetch_add(1, std::memory_order_relaxed);
         notify_evicted(key, evict_reason::cleared);
     }
@@ -405,6 +495,15 @@ private:
     void drain(entry& e, std::string_view key, const chat_options& copt, respond_result& r) {
         std::unique_lock l(e.m);
         while (!e.pending.empty()) {
+            if (opt_.debounce.count() > 0) {  // wait until the user has stopped typing (or debounce_max)
+                const auto cap = std::chrono::steady_clock::now() + opt_.debounce_max;
+                while (!e.pending.empty()) {
+                    const auto quiet = std::min(cap, e.last_arrival + opt_.debounce);
+                    if (std::chrono::steady_clock::now() >= quiet) break;
+                    e.idle.wait_until(l, quiet);
+                }
+                if (e.pending.empty()) break;  // a /stop emptied the queue meanwhile
+            }
             std::vector<user_input> batch;
             if (opt_.when_busy == busy_policy::one_per_message && e.pending.size() > 1) {
                 batch.push_back(std::move(e.pending.front()));
@@ -430,6 +529,7 @@ private:
                     };
                 chat_result c = e.agent->chat(merge(std::move(batch)), turn_options, token);
                 e.messages.store(e.agent->window().size(), std::memory_order_relaxed);
+                e.bytes.store(e.agent->window().resident_bytes(), std::memory_order_relaxed);
                 touch(e);
                 if (opt_.on_reply) {
                     try {
@@ -446,11 +546,21 @@ private:
                 log_to(opt_.log, log_level::error, c.error);
                 r.turns.push_back(std::move(c));
             }
+            probe(key, handoff_point::turn_done);
             l.lock();
         }
         e.owned = false;
         l.unlock();
         e.idle.notify_all();
+        probe(key, handoff_point::released);
+    }
+
+    void probe(std::string_view key, handoff_point at) {
+        if (!opt_.on_handoff) return;
+        try {
+            opt_.on_handoff(key, at);
+        } catch (...) {  // tracing must not break a session
+        }
     }
 
     [[nodiscard]] static std::string describe_current_exception() {
@@ -529,6 +639,14 @@ private:
     std::vector<snapshot_entry> snapshot_;
     std::vector<resident_session> view_;
     std::vector<eviction_choice> choices_;
+    mutable std::mutex hibernate_mutex_;
+    struct hibernated_entry {
+        std::vector<tool> tools;
+        std::uint64_t generation = 0;
+    };
+    std::unordered_map<std::string, hibernated_entry, string_hash, std::equal_to<>> hibernated_;
+    std::deque<std::pair<std::string, std::uint64_t>> hibernate_order_;  // (key, generation), oldest first
+    std::uint64_t hibernate_generation_ = 0;
     std::mutex janitor_mutex_;
     std::condition_variable janitor_wake_;
     bool stopping_ = false;
