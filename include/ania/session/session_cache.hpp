@@ -271,33 +271,46 @@ public:
         }
         choices_.clear();
         policy_.select(view_, now, choices_);
+        // Victims grouped by shard: each shard is locked once for all of its victims, and each victim costs one
+        // hash lookup. Under the shard lock a victim's own lock is only tried (the spec's try_lock): failing
+        // means it is responding, and waiting here would invert the order respond() takes the two locks in.
+        by_shard_.clear();
+        for (const eviction_choice& c : choices_)
+            if (c.index < snapshot_.size()) by_shard_.push_back({shard_index(*snapshot_[c.index].key), c});
+        std::sort(by_shard_.begin(), by_shard_.end(), [](const victim& x, const victim& y) { return x.shard < y.shard; });
         std::size_t evicted = 0;
         std::vector<std::unique_ptr<Agent>> gone;  // destroyed after every lock is released
-        gone.reserve(choices_.size());
-        std::vector<std::pair<std::string, evict_reason>> told;
-        for (const eviction_choice& c : choices_) {
-            if (c.index >= snapshot_.size()) continue;
-            std::string key = *snapshot_[c.index].key;  // the map's copy goes with the entry
-            std::shared_ptr<entry> held = find(key);    // keeps the entry alive while its lock is held
-            if (held.get() != snapshot_[c.index].e) continue;
-            std::unique_lock l(held->m);
-            if (held->owned || !held->pending.empty() || held->evicted ||
-                held->last_active.load(std::memory_order_acquire) != view_[c.index].last_active) {
-                counters_.skipped_busy.fetch_add(1, std::memory_order_relaxed);
-                continue;
+        gone.reserve(by_shard_.size());
+        std::vector<typename shard_map::node_type> nodes;  // the map's key and entry, freed after the locks too
+        nodes.reserve(by_shard_.size());
+        for (std::size_t i = 0; i < by_shard_.size();) {
+            shard& s = shards_[by_shard_[i].shard];
+            std::lock_guard sl(s.m);
+            for (const std::size_t sh = by_shard_[i].shard; i < by_shard_.size() && by_shard_[i].shard == sh; ++i) {
+                const eviction_choice& c = by_shard_[i].choice;
+                const auto it = s.map.find(*snapshot_[c.index].key);
+                if (it == s.map.end() || it->second.get() != snapshot_[c.index].e) continue;
+                entry& e = *it->second;
+                std::unique_lock el(e.m, std::try_to_lock);
+                if (!el || e.owned || !e.pending.empty() || e.evicted ||
+                    e.last_active.load(std::memory_order_acquire) != view_[c.index].last_active) {
+                    counters_.skipped_busy.fetch_add(1, std::memory_order_relaxed);
+                    continue;
+                }
+                e.evicted = true;
+                if (opt_.hibernate && e.agent) hibernate(it->first, *e.agent);
+                gone.push_back(std::move(e.agent));
+                el.unlock();
+                ++evicted;
+                (c.why == evict_reason::idle ? counters_.evicted_idle : counters_.evicted_lru).fetch_add(1, std::memory_order_relaxed);
+                nodes.push_back(s.map.extract(it));
+                if (opt_.on_evicted) told_.emplace_back(nodes.size() - 1, c.why);
             }
-            if (!erase_if_same(key, held)) continue;
-            held->evicted = true;
-            if (opt_.hibernate && held->agent) hibernate(key, *held->agent);
-            gone.push_back(std::move(held->agent));
-            l.unlock();
-            ++evicted;
-            (c.why == evict_reason::idle ? counters_.evicted_idle : counters_.evicted_lru).fetch_add(1, std::memory_order_relaxed);
-            if (opt_.on_evicted) told.emplace_back(std::move(key), c.why);
         }
         snapshot_.clear();
         view_.clear();
-        for (const auto& [key, why] : told) notify_evicted(key, why);
+        for (const auto& [node, why] : told_) notify_evicted(nodes[node].key(), why);
+        told_.clear();
         return evicted;
     }
 
@@ -373,9 +386,10 @@ private:
         using is_transparent = void;
         std::size_t operator()(std::string_view s) const noexcept { return std::hash<std::string_view>{}(s); }
     };
+    using shard_map = std::unordered_map<std::string, std::shared_ptr<entry>, string_hash, std::equal_to<>>;
     struct shard {
         mutable std::mutex m;
-        std::unordered_map<std::string, std::shared_ptr<entry>, string_hash, std::equal_to<>> map;
+        shard_map map;
     };
     static constexpr std::size_t shard_count = 32;
 
@@ -384,7 +398,8 @@ private:
     }
     void touch(entry& e) { e.last_active.store(now_ns(), std::memory_order_release); }
 
-    shard& shard_of(std::string_view key) { return shards_[string_hash{}(key) % shard_count]; }
+    [[nodiscard]] static std::size_t shard_index(std::string_view key) noexcept { return string_hash{}(key) % shard_count; }
+    shard& shard_of(std::string_view key) { return shards_[shard_index(key)]; }
     const shard& shard_of(std::string_view key) const { return shards_[string_hash{}(key) % shard_count]; }
 
     std::shared_ptr<entry> find(std::string_view key) const {
@@ -413,14 +428,6 @@ private:
             e->owned = true;
             return e;
         }
-    }
-    bool erase_if_same(const std::string& key, const std::shared_ptr<entry>& e) {
-        shard& s = shard_of(key);
-        std::lock_guard l(s.m);
-        const auto it = s.map.find(key);
-        if (it == s.map.end() || it->second != e) return false;
-        s.map.erase(it);
-        return true;
     }
 
     void ensure_agent(entry& e, std::string_view key) {
@@ -639,6 +646,12 @@ private:
     std::vector<snapshot_entry> snapshot_;
     std::vector<resident_session> view_;
     std::vector<eviction_choice> choices_;
+    struct victim {
+        std::size_t shard;
+        eviction_choice choice;
+    };
+    std::vector<victim> by_shard_;
+    std::vector<std::pair<std::size_t, evict_reason>> told_;  // (index into the tick's nodes, why)
     mutable std::mutex hibernate_mutex_;
     struct hibernated_entry {
         std::vector<tool> tools;
