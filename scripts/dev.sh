@@ -97,7 +97,8 @@ consumers() {
   fi
   if cmake -S "$src/cmake" -B "$out/consumer-cmake" -DCMAKE_PREFIX_PATH="$prefix" >"$out/consumer-cmake.log" 2>&1 &&
      cmake --build "$out/consumer-cmake" >>"$out/consumer-cmake.log" 2>&1 &&
-     "$out/consumer-cmake/app" >>"$out/consumer-cmake.log" 2>&1; then
+     "$out/consumer-cmake/app" >>"$out/consumer-cmake.log" 2>&1 &&
+     "$out/consumer-cmake/app-openai" >>"$out/consumer-cmake.log" 2>&1; then
     results+=(consumer-cmake=ok)
   else
     tail -30 "$out/consumer-cmake.log"; results+=(consumer-cmake=fail)

@@ -6,6 +6,9 @@
 #ifdef ANIA_CONSUMER_SQLITE
 #include <ania/store/sqlite_store.hpp>
 #endif
+#ifdef ANIA_CONSUMER_OPENAI
+#include <ania/openai/client.hpp>
+#endif
 
 int main() {
     std::vector<ania::message> history = {ania::message::user("hi"), ania::message::tool_result("orphan", "x")};
@@ -14,6 +17,12 @@ int main() {
     ania::sqlite_store store(":memory:");
     store.append("s", history);
     history = store.load("s");
+#endif
+#ifdef ANIA_CONSUMER_OPENAI
+    // Links libcurl through the dependency: nothing listens on port 1, so this is a typed network failure.
+    ania::openai::client llm({.base_url = "http://127.0.0.1:1/v1", .model = "m", .retry = {.max_retries = 0}});
+    const ania::completion c = llm.complete({ania::message_sequence(std::span<const ania::message>(history)), {}, {}});
+    if (c.ok || c.cause.kind != ania::failure_kind::network) return 1;
 #endif
     std::printf("ania %s: %s\n", ANIA_VERSION_STRING, ania::dump(history.at(0)).c_str());
     return history.size() == 1 ? 0 : 1;
