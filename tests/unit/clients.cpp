@@ -431,6 +431,38 @@ TEST_CASE("client: a server that stalls mid-stream hits the stall timeout", "[op
     CHECK(took < 5s);
 }
 
+TEST_CASE("client: a server that does not answer in time hits the total timeout, and it is retried", "[openai][errors]") {
+    scripted_server s;
+    s.then([&](const httplib::Request&, httplib::Response& res) {
+        s.hold(3s);  // longer than the total timeout
+        res.set_content(answer("late"), "application/json");
+    });
+    s.then_json(200, answer("in time"));
+    auto o = options(s);
+    o.timeouts.total = 300ms;
+    o.retry.max_retries = 1;
+    ania::openai::client llm(o);
+    const std::vector<message> msgs{message::user("hi")};
+    const ania::completion c = llm.complete(one_user(msgs));
+    s.release();
+    REQUIRE(c.ok);
+    CHECK(c.reply.content == "in time");
+    CHECK(c.cause.attempts == 2);
+    o.retry.max_retries = 0;
+    scripted_server s2;
+    s2.then([&](const httplib::Request&, httplib::Response& res) {
+        s2.hold(3s);
+        res.set_content(answer("late"), "application/json");
+    });
+    o.base_url = s2.url();
+    ania::openai::client slow(o);
+    const ania::completion d = slow.complete(one_user(msgs));
+    s2.release();
+    CHECK_FALSE(d.ok);
+    CHECK(d.cause.kind == ania::failure_kind::timeout);
+    CHECK(d.cause.retryable);
+}
+
 TEST_CASE("client: cancelling through the stop token aborts a stream at once", "[openai]") {
     scripted_server s;
     s.otherwise([&](const httplib::Request&, httplib::Response& res) {
