@@ -10,6 +10,8 @@ packages=(
   libicu-dev   # tests only: the generated Unicode tables are checked against ICU
   libcurl4-openssl-dev   # the model clients (ania-openai)
   libcpp-httplib-dev     # tests only: the loopback HTTP server the clients are tested against
+  libpq-dev              # the PostgreSQL store (ania-postgres)
+  postgresql-15          # tests only: the throwaway cluster the PostgreSQL tests start
 )
 
 missing=()
