@@ -21,6 +21,7 @@ enum class errc {
     not_found,           ///< the named entry does not exist (memory admin)
     store_busy,          ///< another connection held the lock past the busy timeout: retrying may succeed
     store_io,            ///< an I/O, disk-full or corruption error: the connection was closed, the next call reopens
+    stale_writer,        ///< the write was fenced off: this process's lease on the session expired or was taken
 };
 
 /// Failures that a retry may cure (the background writer retries them with back-off).
@@ -38,6 +39,7 @@ enum class errc {
     case errc::not_found: return "not_found";
     case errc::store_busy: return "store_busy";
     case errc::store_io: return "store_io";
+    case errc::stale_writer: return "stale_writer";
     }
     return "unknown";
 }

@@ -11,6 +11,9 @@
 #include <thread>
 #include <vector>
 
+#include <csignal>
+#include <optional>
+
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -239,4 +242,119 @@ TEST_CASE("postgres: an unreachable server is a clear error without the password
     REQUIRE(back.size() == 1);
     s.replace("f:q", back);  // ...and kept aside, not deleted silently
     CHECK(count_rows("SELECT count(*) FROM ania_chat_quarantine WHERE content = '{not a message'") == 1);
+}
+
+// ---- leases ------------------------------------------------------------------------------------------
+
+TEST_CASE("postgres lease: two processes, one session, never both inside a turn", "[postgres][lease][processes]") {
+    // Each process takes the session 40 times; inside, it writes "begin k", waits, writes "end k", lets go.
+    // The history must be begin/end pairs of one process each: no turn of one inside a turn of the other.
+    drop_tables();
+    { ania::postgres_store schema(pg_options()); }
+    REQUIRE(in_processes(2, [](int k) {
+        ania::postgres_store s(pg_options());
+        for (int i = 0; i < 40; ++i) {
+            std::optional<ania::session_lease> l;
+            for (int spin = 0; spin < 20000 && !(l = s.try_lease("g:lease", std::chrono::seconds(10))); ++spin) ::usleep(200);
+            if (!l) return false;
+            const std::vector<message> b{message::user("begin " + std::to_string(k))}, e{message::user("end " + std::to_string(k))};
+            s.append("g:lease", b);
+            ::usleep(1000);
+            s.append("g:lease", e);
+            s.release(*l);
+        }
+        return true;
+    }));
+    ania::postgres_store s(pg_options());
+    const auto h = s.load("g:lease");
+    REQUIRE(h.size() == 160);
+    for (std::size_t i = 0; i < h.size(); i += 2) {
+        REQUIRE(h[i].text().rfind("begin ", 0) == 0);
+        CHECK(h[i + 1].text() == "end " + h[i].text().substr(6));
+    }
+}
+
+TEST_CASE("postgres lease: a killed holder (kill -9) keeps it only until its TTL", "[postgres][lease][processes]") {
+    drop_tables();
+    ania::postgres_store s(pg_options());
+    int ready[2];
+    REQUIRE(::pipe(ready) == 0);
+    const pid_t pid = ::fork();
+    if (pid == 0) {
+        ania::postgres_store mine(pg_options());
+        const auto l = mine.try_lease("f:kill", std::chrono::milliseconds(800));
+        const char c = l ? 'y' : 'n';
+        (void)::write(ready[1], &c, 1);
+        ::pause();  // until killed
+        std::_Exit(0);
+    }
+    char c = 0;
+    REQUIRE(::read(ready[0], &c, 1) == 1);
+    REQUIRE(c == 'y');
+    ::kill(pid, SIGKILL);
+    ::waitpid(pid, nullptr, 0);
+    CHECK_FALSE(s.try_lease("f:kill", std::chrono::seconds(5)));  // still held by the dead process's lease
+    std::optional<ania::session_lease> l;
+    const auto t0 = std::chrono::steady_clock::now();
+    while (!(l = s.try_lease("f:kill", std::chrono::seconds(5))) && std::chrono::steady_clock::now() - t0 < std::chrono::seconds(10))
+        ::usleep(20000);
+    REQUIRE(l);
+    CHECK(l->epoch == 2);  // a new owner: a new epoch
+    ::close(ready[0]);
+    ::close(ready[1]);
+}
+
+TEST_CASE("postgres lease: a holder paused (SIGSTOP) past its TTL is fenced off when it resumes", "[postgres][lease][processes]") {
+    drop_tables();
+    ania::postgres_store s(pg_options());
+    int ready[2];
+    REQUIRE(::pipe(ready) == 0);
+    const pid_t pid = ::fork();
+    if (pid == 0) {
+        int rc = 3;
+        try {
+            ania::postgres_store mine(pg_options());
+            const auto l = mine.try_lease("f:pause", std::chrono::milliseconds(300));
+            const char c = l ? 'y' : 'n';
+            (void)::write(ready[1], &c, 1);
+            ::usleep(1'500'000);  // stopped in here, resumed after another process took the session
+            const std::vector<message> late{message::user("late write from the paused process")};
+            try {
+                mine.append("f:pause", late);
+                rc = 1;  // accepted: the fence failed
+            } catch (const ania::error& e) {
+                rc = e.code() == ania::errc::stale_writer ? 0 : 2;
+            }
+            try {
+                mine.replace("f:pause", late);
+                rc = rc == 0 ? 1 : rc;
+            } catch (const ania::error& e) {
+                if (e.code() != ania::errc::stale_writer) rc = 2;
+            }
+            if (mine.renew(*l)) rc = 4;  // the lease is gone
+        } catch (...) {
+        }
+        std::_Exit(rc);
+    }
+    char c = 0;
+    REQUIRE(::read(ready[0], &c, 1) == 1);
+    REQUIRE(c == 'y');
+    ::kill(pid, SIGSTOP);
+    ::usleep(600'000);  // past its TTL
+    const auto l = s.try_lease("f:pause", std::chrono::seconds(10));
+    REQUIRE(l);
+    const std::vector<message> mine{message::user("the new owner's turn")};
+    s.append("f:pause", mine);
+    ::kill(pid, SIGCONT);
+    int status = 0;
+    ::waitpid(pid, &status, 0);
+    REQUIRE(WIFEXITED(status));
+    CHECK(WEXITSTATUS(status) == 0);  // both writes of the resumed process were rejected as stale
+    const auto h = s.load("f:pause");
+    REQUIRE(h.size() == 1);  // 0 interleaved turns
+    CHECK(h[0].text() == "the new owner's turn");
+    s.release(*l);
+    CHECK(s.try_lease("f:pause", std::chrono::seconds(1)));  // released: free again, at once
+    ::close(ready[0]);
+    ::close(ready[1]);
 }

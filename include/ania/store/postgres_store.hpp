@@ -14,8 +14,11 @@
 // session across processes); a replace renumbers from 0; drop_front keeps the survivors' seq.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
+#include <cstdio>
 #include <mutex>
+#include <random>
 #include <optional>
 #include <span>
 #include <string>
@@ -30,6 +33,8 @@
 #include <ania/json.hpp>
 #include <ania/log.hpp>
 #include <ania/message.hpp>
+
+#include <unistd.h>
 
 namespace ania {
 
@@ -49,6 +54,17 @@ struct history_version {
 struct versioned_history {
     std::vector<message> messages;
     history_version version;
+};
+
+/// This process's right to answer one session, for `ttl` from when it was taken or last renewed. While a
+/// store holds a lease on a session, every write it makes to that session is fenced by it: if the lease has
+/// expired or another process took the session since, the write is rejected (errc::stale_writer) instead of
+/// interleaving with the new owner's.
+struct session_lease {
+    std::string session;
+    std::string owner;          ///< this store's token
+    std::int64_t epoch = 0;     ///< bumped each time the session changes hands
+    std::chrono::milliseconds ttl{};
 };
 
 enum class replace_status : std::uint8_t {
@@ -78,7 +94,12 @@ inline constexpr const char* postgres_history_schema =
     " content TEXT NOT NULL,"
     " created_at TIMESTAMPTZ NOT NULL,"
     " quarantined_at TIMESTAMPTZ NOT NULL DEFAULT now(),"
-    " reason TEXT NOT NULL);";
+    " reason TEXT NOT NULL);"
+    "CREATE TABLE IF NOT EXISTS ania_session_lease("
+    " session_id BYTEA PRIMARY KEY,"
+    " owner TEXT NOT NULL,"
+    " epoch BIGINT NOT NULL,"
+    " expires_at TIMESTAMPTZ NOT NULL);";
 
 } // namespace detail
 
@@ -92,7 +113,7 @@ inline constexpr const char* postgres_history_schema =
 /// replace or drop_front of that session would delete it, it is first copied to ania_chat_quarantine.
 class postgres_store {
 public:
-    explicit postgres_store(postgres_store_options opt = {}) : opt_(std::move(opt)), pool_(opt_) {
+    explicit postgres_store(postgres_store_options opt = {}) : opt_(std::move(opt)), pool_(opt_), owner_(make_owner()) {
         auto c = pool_.use();
         detail::pg_transaction t(*c, "schema");
         c->exec_simple("SELECT pg_advisory_xact_lock(7309447127341220736)", "schema lock");  // 'ania' history
@@ -150,15 +171,97 @@ public:
         p.text(n);
         p.text(roles);
         p.text(contents);
+        const auto fence = fence_of(session);
         auto c = pool_.use();
-        c->exec("WITH s AS ("
-                " INSERT INTO ania_chat_session(session_id, msg_count) VALUES ($1, $2::bigint)"
-                " ON CONFLICT (session_id) DO UPDATE SET msg_count = ania_chat_session.msg_count + $2::bigint, updated_at = now()"
-                " RETURNING msg_count - $2::bigint AS base)"
-                " INSERT INTO ania_chat_message(session_id, seq, role, content)"
-                " SELECT $1, s.base + t.ord - 1, t.role, t.content FROM s, unnest($3::text[], $4::text[]) WITH ORDINALITY AS t(role, content, ord)",
-                p, "append");
+        if (!fence) {
+            c->exec("WITH s AS ("
+                    " INSERT INTO ania_chat_session(session_id, msg_count) VALUES ($1, $2::bigint)"
+                    " ON CONFLICT (session_id) DO UPDATE SET msg_count = ania_chat_session.msg_count + $2::bigint, updated_at = now()"
+                    " RETURNING msg_count - $2::bigint AS base)"
+                    " INSERT INTO ania_chat_message(session_id, seq, role, content)"
+                    " SELECT $1, s.base + t.ord - 1, t.role, t.content FROM s, unnest($3::text[], $4::text[]) WITH ORDINALITY AS t(role, content, ord)",
+                    p, "append");
+            return;
+        }
+        // Fenced: the lease row is share-locked in the same statement, so a new owner's takeover (which
+        // updates that row) cannot slip between the check and the insert.
+        const std::string epoch = std::to_string(fence->second);
+        p.text(fence->first);
+        p.text(epoch);
+        const detail::pg_result r = c->exec(
+            "WITH f AS (SELECT 1 FROM ania_session_lease WHERE session_id = $1 AND owner = $5 AND epoch = $6::bigint"
+            " AND expires_at > now() FOR SHARE),"
+            " s AS (INSERT INTO ania_chat_session(session_id, msg_count) SELECT $1, $2::bigint FROM f"
+            " ON CONFLICT (session_id) DO UPDATE SET msg_count = ania_chat_session.msg_count + $2::bigint, updated_at = now()"
+            " RETURNING msg_count - $2::bigint AS base)"
+            " INSERT INTO ania_chat_message(session_id, seq, role, content)"
+            " SELECT $1, s.base + t.ord - 1, t.role, t.content FROM s, unnest($3::text[], $4::text[]) WITH ORDINALITY AS t(role, content, ord)",
+            p, "append");
+        if (std::string_view(PQcmdTuples(r.get())) == "0") stale();
     }
+
+    // ---- leases ---------------------------------------------------------------------------------------
+
+    /// Takes the session for `ttl` if nobody holds it (or its holder's lease expired: a crashed or paused
+    /// process), using the database's clock. From then on this store's writes to the session are fenced.
+    [[nodiscard]] std::optional<session_lease> try_lease(std::string_view session, std::chrono::milliseconds ttl) {
+        detail::pg_params p;
+        p.bytes(session);
+        p.text(owner_);
+        const std::string ms = std::to_string(ttl.count());
+        p.text(ms);
+        auto c = pool_.use();
+        const detail::pg_result r = c->exec(
+            "INSERT INTO ania_session_lease(session_id, owner, epoch, expires_at)"
+            " VALUES ($1, $2, 1, now() + $3::bigint * interval '1 millisecond')"
+            " ON CONFLICT (session_id) DO UPDATE SET owner = EXCLUDED.owner,"
+            "  epoch = CASE WHEN ania_session_lease.owner = EXCLUDED.owner AND ania_session_lease.expires_at > now()"
+            "          THEN ania_session_lease.epoch ELSE ania_session_lease.epoch + 1 END,"
+            "  expires_at = EXCLUDED.expires_at"
+            " WHERE ania_session_lease.expires_at <= now() OR ania_session_lease.owner = EXCLUDED.owner"
+            " RETURNING epoch",
+            p, "take a lease");
+        if (PQntuples(r.get()) != 1) return std::nullopt;
+        session_lease l{std::string(session), owner_, std::stoll(PQgetvalue(r.get(), 0, 0)), ttl};
+        std::lock_guard g(mu_);
+        fences_[l.session] = {l.owner, l.epoch};
+        return l;
+    }
+
+    /// Extends the lease by its ttl from now (call it at a third of the ttl). False when it was lost: the
+    /// session's writes stay fenced by the lost lease, so they fail until release().
+    [[nodiscard]] bool renew(const session_lease& l) {
+        detail::pg_params p;
+        p.bytes(l.session);
+        p.text(l.owner);
+        const std::string epoch = std::to_string(l.epoch), ms = std::to_string(l.ttl.count());
+        p.text(epoch);
+        p.text(ms);
+        auto c = pool_.use();
+        const detail::pg_result r = c->exec("UPDATE ania_session_lease SET expires_at = now() + $4::bigint * interval '1 millisecond'"
+                                            " WHERE session_id = $1 AND owner = $2 AND epoch = $3::bigint AND expires_at > now()",
+                                            p, "renew a lease");
+        return std::string_view(PQcmdTuples(r.get())) == "1";
+    }
+
+    /// Gives the session back (only this lease: a newer owner's is untouched); its writes are no longer fenced.
+    void release(const session_lease& l) {
+        {
+            std::lock_guard g(mu_);
+            if (const auto it = fences_.find(l.session); it != fences_.end() && it->second.second == l.epoch) fences_.erase(it);
+        }
+        detail::pg_params p;
+        p.bytes(l.session);
+        p.text(l.owner);
+        const std::string epoch = std::to_string(l.epoch);
+        p.text(epoch);
+        auto c = pool_.use();
+        c->exec("UPDATE ania_session_lease SET expires_at = '-infinity' WHERE session_id = $1 AND owner = $2 AND epoch = $3::bigint", p,
+                "release a lease");  // the row stays: epochs never repeat, so an old fence can never match again
+    }
+
+    /// This store's owner token (host, pid and a random part).
+    [[nodiscard]] const std::string& owner() const noexcept { return owner_; }
 
     /// Overwrites the history, renumbering seq from 0, in one transaction.
     void replace(std::string_view session, std::span<const message> msgs) { (void)write_all(session, msgs, std::nullopt); }
@@ -182,6 +285,7 @@ public:
         auto c = pool_.use();
         detail::pg_transaction t(*c, "drop_front");
         if (!lock_row(*c, session)) return;
+        check_fence(*c, session);
         quarantine(*c, session, "dropped by drop_front", [&](const std::string& seqs) {
             return "seq = ANY('" + seqs + "'::bigint[]) AND seq IN (SELECT seq FROM ania_chat_message WHERE session_id = $1 "
                    "ORDER BY seq LIMIT " + kk + ")";
@@ -272,6 +376,7 @@ private:
         auto c = pool_.use();
         detail::pg_transaction t(*c, "replace");
         lock_row(*c, session);
+        check_fence(*c, session);
         if (expected) {
             detail::pg_params p;
             p.bytes(session);
@@ -295,9 +400,47 @@ private:
         return replace_status::replaced;
     }
 
+    [[nodiscard]] static std::string make_owner() {
+        char host[256] = {};
+        ::gethostname(host, sizeof host - 1);
+        std::random_device rd;
+        const std::uint64_t r = (static_cast<std::uint64_t>(rd()) << 32) ^ rd();
+        char buf[32];
+        std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(r));
+        return std::string(host) + ":" + std::to_string(::getpid()) + ":" + buf;
+    }
+
+    [[nodiscard]] std::optional<std::pair<std::string, std::int64_t>> fence_of(std::string_view session) {
+        std::lock_guard g(mu_);
+        const auto it = fences_.find(std::string(session));
+        if (it == fences_.end()) return std::nullopt;
+        return it->second;
+    }
+
+    /// Inside a write's transaction: the lease still ours (share-locked until the commit), else stale_writer.
+    void check_fence(detail::pg_connection& c, std::string_view session) {
+        const auto fence = fence_of(session);
+        if (!fence) return;
+        detail::pg_params p;
+        p.bytes(session);
+        p.text(fence->first);
+        const std::string epoch = std::to_string(fence->second);
+        p.text(epoch);
+        const detail::pg_result r = c.exec("SELECT 1 FROM ania_session_lease WHERE session_id = $1 AND owner = $2 AND epoch = $3::bigint"
+                                           " AND expires_at > now() FOR SHARE",
+                                           p, "check the lease");
+        if (PQntuples(r.get()) != 1) stale();
+    }
+
+    [[noreturn]] static void stale() {
+        throw error(errc::stale_writer, "postgres_store: write rejected: this process's lease on the session expired or was taken");
+    }
+
     postgres_store_options opt_;
     detail::pg_pool pool_;
+    std::string owner_;
     std::mutex mu_;
+    std::unordered_map<std::string, std::pair<std::string, std::int64_t>> fences_;  // session -> (owner, epoch)
     std::unordered_map<std::string, std::vector<std::int64_t>> skipped_;  // seq of rows a load could not parse
 };
 
