@@ -358,3 +358,87 @@ TEST_CASE("postgres lease: a holder paused (SIGSTOP) past its TTL is fenced off 
     ::close(ready[0]);
     ::close(ready[1]);
 }
+
+// ---- the session cache over leases ---------------------------------------------------------------------
+
+#include <ania/agent/agent.hpp>
+#include <ania/agent/traits.hpp>
+#include <ania/session/postgres_leases.hpp>
+
+namespace {
+/// SCRIPTED model: answers with how many user messages the request holds, i.e. how many turns it sees.
+struct counting_client {
+    ania::completion complete(const ania::chat_request& req) {
+        int users = 0;
+        for (const message& m : req.messages) users += m.role == ania::role::user ? 1 : 0;
+        return ania::completion::success(message::assistant("n=" + std::to_string(users)), {10, 1, 11, {}});
+    }
+};
+struct pg_traits : ania::default_agent_traits {
+    using client = counting_client;
+    using store = ania::postgres_store;
+};
+using pg_agent = ania::basic_agent<pg_traits>;
+} // namespace
+
+TEST_CASE("postgres leases: two processes' session caches answer one session in turn, each seeing every turn", "[postgres][lease][processes]") {
+    // Both processes answer 20 messages of one session. Each turn must see all the turns before it, whichever
+    // process answered them (the resident agent is rebuilt when the other process answered meanwhile), and no
+    // two turns may interleave: the replies count 1, 2, ..., 40 in store order.
+    drop_tables();
+    { ania::postgres_store schema(pg_options()); }
+    REQUIRE(in_processes(2, [](int k) {
+        ania::postgres_store store(pg_options());
+        ania::background_writer<ania::postgres_store> writer(store);
+        ania::postgres_session_leases leases(store, std::chrono::seconds(5), [](ania::log_level, std::string_view) {});
+        ania::session_options o;
+        o.janitor = false;
+        o.lease = leases.hooks(std::chrono::seconds(30));
+        o.log = [](ania::log_level, std::string_view) {};
+        ania::session_cache<pg_agent> cache(
+            [&](const std::string& key) {
+                return std::make_unique<pg_agent>(writer, pg_agent::parts{.client = {}},
+                                                  ania::agent_options{.session = key, .window = {.max_context_tokens = 0}});
+            },
+            o);
+        for (int i = 0; i < 20; ++i) {
+            const auto r = cache.respond("g:multi", "hello from " + std::to_string(k));
+            if (r.status != ania::respond_status::replied || r.turns.size() != 1 || !r.turns[0].ok()) return false;
+            ::usleep(static_cast<useconds_t>(500 + 700 * k));
+        }
+        writer.flush();
+        return leases.held() == 0;
+    }));
+    ania::postgres_store s(pg_options());
+    const auto h = s.load("g:multi");
+    REQUIRE(h.size() == 80);
+    for (std::size_t i = 0; i < h.size(); i += 2) {
+        CHECK(h[i].role == ania::role::user);
+        CHECK(h[i + 1].text() == "n=" + std::to_string(i / 2 + 1));
+    }
+}
+
+TEST_CASE("postgres leases: a session held by another process is handed over after the wait", "[postgres][lease]") {
+    drop_tables();
+    ania::postgres_store other(pg_options());
+    const auto held = other.try_lease("g:busy", std::chrono::seconds(30));  // "another process"
+    REQUIRE(held);
+    ania::postgres_store store(pg_options());
+    ania::background_writer<ania::postgres_store> writer(store);
+    ania::postgres_session_leases leases(store, std::chrono::seconds(5), [](ania::log_level, std::string_view) {});
+    ania::session_options o;
+    o.janitor = false;
+    o.lease = leases.hooks(std::chrono::milliseconds(100));
+    o.log = [](ania::log_level, std::string_view) {};
+    ania::session_cache<pg_agent> cache(
+        [&](const std::string& key) { return std::make_unique<pg_agent>(writer, pg_agent::parts{.client = {}}, ania::agent_options{.session = key}); }, o);
+    const auto r = cache.respond("g:busy", "anyone?");
+    CHECK(r.status == ania::respond_status::elsewhere);
+    REQUIRE(r.handed_over.size() == 1);
+    CHECK(r.handed_over[0].text == "anyone?");
+    CHECK(r.turns.empty());
+    CHECK(cache.pending("g:busy") == 0);
+    other.release(*held);
+    const auto again = cache.respond("g:busy", "now?");
+    CHECK(again.status == ania::respond_status::replied);
+}

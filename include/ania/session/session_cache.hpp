@@ -52,6 +52,18 @@ enum class handoff_point : std::uint8_t {
     released,   ///< the owner saw an empty queue and let go (no lock held)
 };
 
+/// Cross-process ownership of sessions (several processes behind one chat platform over one database):
+/// `acquire(key)` before a session answers, `release(key)` when it lets go. postgres_session_leases
+/// (<ania/session/postgres_leases.hpp>) implements them with the store's leases and a heartbeat.
+struct session_lease_hooks {
+    /// True when this process may answer the session now. `fresh` is set when the session may have been
+    /// answered elsewhere since this process last held it: the resident agent is rebuilt from the store.
+    std::function<bool(std::string_view key, bool& fresh)> acquire{};
+    std::function<void(std::string_view key)> release{};
+    /// How long respond() keeps trying to acquire before it hands the messages over (respond_status::elsewhere).
+    std::chrono::milliseconds wait{0};
+};
+
 /// How a session cache behaves; `from_config<session_options>(cfg)` reads `session.*`.
 struct session_options {
     session_limits limits{};  ///< max_idle (120 min), max_sessions (128); 0 disables either
@@ -86,6 +98,8 @@ struct session_options {
     /// Called at each handoff_point of each turn, on the owner's thread: tracing, and the tests that deliver
     /// a message at every point of the end of a reply. It may call respond() (for another message).
     std::function<void(std::string_view key, handoff_point)> on_handoff{};
+    /// Several processes: a session answers only while it holds the lease (none: this process owns all).
+    session_lease_hooks lease{};
     log_sink log = stderr_log_sink();
 };
 
@@ -104,6 +118,7 @@ enum class respond_status : std::uint8_t {
     ignored,  ///< not addressed to the bot: counted for auto-clear, nothing else
     cleared,  ///< not addressed, and the run reached group_auto_clear: the session was cleared
     rejected, ///< the session is responding and busy_policy::reject refused the message
+    elsewhere, ///< another process holds the session's lease: the messages are in `handed_over`, unanswered
 };
 
 struct respond_result {
@@ -111,6 +126,7 @@ struct respond_result {
     std::vector<chat_result> turns;  ///< the turns this call ran, in order
     bool tell_queued = false;        ///< queued, and the first message queued behind this reply: tell the user once
     std::size_t dropped = 0;         ///< messages this submission pushed out of a full queue
+    std::vector<user_input> handed_over{};  ///< elsewhere: this message and any queued behind it, to forward
 };
 
 /// Counters since construction.
@@ -501,7 +517,20 @@ private:
     /// session free.
     void drain(entry& e, std::string_view key, const chat_options& copt, respond_result& r) {
         std::unique_lock l(e.m);
+        bool leased = false;
         while (!e.pending.empty()) {
+            if (opt_.lease.acquire && !leased) {
+                l.unlock();
+                leased = take_lease(e, key);
+                l.lock();
+                if (!leased) {  // another process answers this session: hand everything queued over, atomically
+                    r.status = respond_status::elsewhere;
+                    for (user_input& in : e.pending) r.handed_over.push_back(std::move(in));
+                    e.pending.clear();
+                    e.told_queued = false;
+                    break;
+                }
+            }
             if (opt_.debounce.count() > 0) {  // wait until the user has stopped typing (or debounce_max)
                 const auto cap = std::chrono::steady_clock::now() + opt_.debounce_max;
                 while (!e.pending.empty()) {
@@ -555,11 +584,47 @@ private:
             }
             probe(key, handoff_point::turn_done);
             l.lock();
+            if (leased && e.pending.empty()) {  // give the lease back while still owning the session
+                l.unlock();
+                give_lease(e, key);
+                leased = false;
+                l.lock();  // a message that came meanwhile takes the lease again (loop)
+            }
         }
         e.owned = false;
         l.unlock();
         e.idle.notify_all();
         probe(key, handoff_point::released);
+    }
+
+    /// Takes the session's lease (retrying for lease.wait). A lease taken afresh means another process may have
+    /// answered meanwhile: the resident agent is dropped, to be rebuilt from the store.
+    bool take_lease(entry& e, std::string_view key) {
+        const auto until = std::chrono::steady_clock::now() + opt_.lease.wait;
+        while (true) {
+            bool fresh = false;
+            bool ok = false;
+            try {
+                ok = opt_.lease.acquire(key, fresh);
+            } catch (const std::exception& ex) {
+                log_to(opt_.log, log_level::error, "session_cache: taking the lease of " + std::string(key) + " failed: " + ex.what());
+            }
+            if (ok) {
+                if (fresh && e.agent) e.agent.reset();
+                return true;
+            }
+            if (std::chrono::steady_clock::now() >= until) return false;
+            std::this_thread::sleep_for(std::chrono::milliseconds(20));
+        }
+    }
+    /// Flushes the session's writes (they are fenced by the lease) and gives the lease back.
+    void give_lease(entry& e, std::string_view key) {
+        try {
+            if (e.agent) e.agent->history().flush();
+            opt_.lease.release(key);
+        } catch (const std::exception& ex) {
+            log_to(opt_.log, log_level::error, "session_cache: releasing the lease of " + std::string(key) + " failed: " + ex.what());
+        }
     }
 
     void probe(std::string_view key, handoff_point at) {
