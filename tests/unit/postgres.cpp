@@ -442,3 +442,68 @@ TEST_CASE("postgres leases: a session held by another process is handed over aft
     const auto again = cache.respond("g:busy", "now?");
     CHECK(again.status == ania::respond_status::replied);
 }
+
+// ---- long-term memory on PostgreSQL ------------------------------------------------------------------
+
+#include <ania/memory/manager.hpp>
+#include <ania/memory/postgres_backend.hpp>
+#include <ania/testing/memory_backend.hpp>
+
+namespace {
+ania::postgres_options memory_options() {
+    ania::postgres_options o;
+    o.dsn = pg_cluster::get().dsn();
+    o.log = [](ania::log_level, std::string_view) {};
+    return o;
+}
+void drop_memory_tables() {
+    ania::detail::pg_connection c(memory_options());
+    c.exec_simple("DROP TABLE IF EXISTS ania_memory, ania_memory_version");
+}
+} // namespace
+
+namespace ania::testing {
+template <>
+struct memory_backend_fixture<ania::memory::postgres_backend> {
+    std::unique_ptr<ania::memory::postgres_backend> make() {
+        drop_memory_tables();
+        return std::make_unique<ania::memory::postgres_backend>(memory_options());
+    }
+    std::unique_ptr<ania::memory::postgres_backend> reopen() { return std::make_unique<ania::memory::postgres_backend>(memory_options()); }
+};
+} // namespace ania::testing
+
+using pg_memory_backends = std::tuple<ania::memory::postgres_backend>;
+ANIA_TEST_MEMORY_BACKENDS(pg_memory_backends)
+
+TEST_CASE("postgres memory: a memory saved in process A is found by process B at once; scopes stay apart", "[postgres][memory][processes]") {
+    drop_memory_tables();
+    ania::memory::postgres_backend backend(memory_options());
+    REQUIRE(backend.enabled());
+    ania::memory::postgres_manager b(backend);  // "process B": its index of the scope is built now, empty
+    const auto group = ania::memory::scope::from("g:100001");
+    CHECK(b.search(group, "美式咖啡").empty());
+    REQUIRE(in_processes(1, [&](int) {  // "process A", with its own backend and connections
+        ania::memory::postgres_backend mine(memory_options());
+        ania::memory::postgres_manager a(mine);
+        return a.save(group, "小明喜欢喝美式咖啡，不加糖", "qq:1").status == ania::memory::save_status::saved;
+    }));
+    const auto hits = b.search(group, "美式咖啡");  // the version changed: B reloads the scope before searching
+    REQUIRE(hits.size() == 1);
+    CHECK(hits[0].item.content == "小明喜欢喝美式咖啡，不加糖");
+    CHECK(b.search(ania::memory::scope::from("g:100002"), "美式咖啡").empty());
+    // The same fact saved again by B is an exact duplicate of A's: dedup sees the other process's rows.
+    CHECK(b.save(group, "小明喜欢喝美式咖啡，不加糖", "qq:1").status == ania::memory::save_status::exact_duplicate);
+}
+
+TEST_CASE("postgres memory: an unreachable server disables the memory feature, logged", "[postgres][memory]") {
+    ania::postgres_options o;
+    o.dsn = "host=/nonexistent-ania dbname=x connect_timeout=1";
+    std::vector<std::string> lines;
+    o.log = [&](ania::log_level, std::string_view t) { lines.emplace_back(t); };
+    ania::memory::postgres_backend b(o);
+    CHECK_FALSE(b.enabled());
+    CHECK(b.load(ania::memory::scope::from("g:1")).empty());
+    REQUIRE(lines.size() == 1);
+    CHECK(lines[0].find("disabled") != std::string::npos);
+}
