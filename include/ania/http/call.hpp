@@ -5,6 +5,8 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
+#include <vector>
 #include <optional>
 #include <stop_token>
 #include <string>
@@ -14,6 +16,8 @@
 #include <ania/concepts.hpp>
 #include <ania/http/curl.hpp>
 #include <ania/http/retry.hpp>
+#include <ania/http/sse.hpp>
+#include <ania/json.hpp>
 #include <ania/log.hpp>
 
 namespace ania::http {
@@ -94,5 +98,86 @@ template <class Attempt>
     }
 }
 
+
+/// One attempt of a model call, as with_retries sees it.
+struct attempt_result {
+    completion c;
+    std::optional<std::chrono::milliseconds> retry_after{};
+    bool may_retry = true;  ///< false: a retry could repeat what the caller already saw, or the answer was final
+};
+
+/// Where and how a client posts: what every attempt of every call shares.
+struct endpoint_call {
+    std::string url;
+    std::vector<std::string> headers;
+    timeouts limits{};
+    std::size_t max_answer_bytes = std::size_t(32) << 20;
+
+    [[nodiscard]] request make(const std::string& body, const std::stop_token& stop) const {
+        request r;
+        r.url = url;
+        r.headers = headers;
+        r.body = body;
+        r.limits = limits;
+        r.stop = stop;
+        r.max_body = max_answer_bytes;
+        return r;
+    }
+    [[nodiscard]] parse_limits answer_limits() const {
+        parse_limits lim;
+        lim.max_bytes = max_answer_bytes;
+        return lim;
+    }
+
+    /// A non-streamed attempt: transfer failures and error statuses typed (`error_of(status, body)`), a 2xx
+    /// body handed to `parse(body, limits)`.
+    template <class ErrorOf, class Parse>
+    [[nodiscard]] attempt_result plain(handle_pool& pool, const std::string& body, const std::stop_token& stop, ErrorOf&& error_of,
+                                       Parse&& parse) const {
+        const response r = post(pool, make(body, stop));
+        if (r.result != outcome::done) return {transfer_failure(r, max_answer_bytes), r.retry_after, true};
+        if (r.status < 200 || r.status >= 300) return {error_of(static_cast<int>(r.status), r.body), r.retry_after, true};
+        return {parse(r.body, answer_limits()), std::nullopt, false};
+    }
+
+    /// A streamed attempt: the body decoded as SSE into `acc` (add(data), failed(), finish() &&, on_text(f)),
+    /// text passed to `on_text`. `fallback(head, limits)` reads a 2xx answer that held no event at all (a
+    /// server that ignored the stream switch) from its first MiB; it may return nullopt (then `acc` decides).
+    template <class Accumulator, class ErrorOf, class Fallback>
+    [[nodiscard]] attempt_result streamed(handle_pool& pool, const std::string& body, const std::stop_token& stop, Accumulator& acc,
+                                          const std::function<void(std::string_view)>& on_text, ErrorOf&& error_of,
+                                          Fallback&& fallback) const {
+        bool delivered = false;  // text reached the caller: a retry would deliver it twice
+        acc.on_text([&](std::string_view piece) {
+            delivered = true;
+            if (on_text) on_text(piece);
+        });
+        sse_decoder sse;
+        bool any_event = false;
+        std::string head;
+        const auto on_event = [&](const sse_event& ev) {
+            any_event = true;
+            acc.add(ev.data);
+        };
+        request req = make(body, stop);
+        req.on_data = [&](std::string_view bytes) {
+            if (!any_event && head.size() < (std::size_t(1) << 20)) head.append(bytes);
+            return sse.feed(bytes, on_event) && !acc.failed();
+        };
+        const response r = post(pool, req);
+        if (r.result == outcome::done && (r.status < 200 || r.status >= 300))
+            return {error_of(static_cast<int>(r.status), r.body), r.retry_after, true};
+        if (acc.failed()) return {std::move(acc).finish(), std::nullopt, false};
+        if (r.result != outcome::done) {
+            completion c = transfer_failure(r, max_answer_bytes);
+            if (any_event) c.error += " (mid-stream)";
+            return {std::move(c), r.retry_after, !delivered};
+        }
+        sse.finish(on_event);
+        if (!any_event && !head.empty())
+            if (std::optional<completion> c = fallback(head, answer_limits())) return {std::move(*c), std::nullopt, false};
+        return {std::move(acc).finish(), std::nullopt, false};
+    }
+};
 
 } // namespace ania::http

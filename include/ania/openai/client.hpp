@@ -54,11 +54,13 @@ struct client_options {
 class client {
 public:
     explicit client(client_options opt) : opt_(std::move(opt)), pool_(std::make_shared<http::handle_pool>()) {
-        url_ = http::endpoint(opt_.base_url, "/chat/completions");
-        headers_.push_back("Content-Type: application/json");
-        if (!opt_.api_key.empty()) headers_.push_back("Authorization: Bearer " + opt_.api_key);
-        if (opt_.stream) headers_.push_back("Accept: text/event-stream");
-        for (const std::string& h : opt_.headers) headers_.push_back(h);
+        call_.url = http::endpoint(opt_.base_url, "/chat/completions");
+        call_.headers.push_back("Content-Type: application/json");
+        if (!opt_.api_key.empty()) call_.headers.push_back("Authorization: Bearer " + opt_.api_key);
+        if (opt_.stream) call_.headers.push_back("Accept: text/event-stream");
+        for (const std::string& h : opt_.headers) call_.headers.push_back(h);
+        call_.limits = opt_.timeouts;
+        call_.max_answer_bytes = opt_.max_answer_bytes;
         body_.model = opt_.model;
         body_.stream = opt_.stream;
         body_.extra = opt_.extra;
@@ -72,80 +74,23 @@ public:
         } catch (const std::exception& e) {  // e.g. a tool definition that cannot be written
             return completion::failure_of(std::string("the request could not be written: ") + e.what(), {});
         }
-        return http::with_retries(opt_.retry, request.stop, opt_.log, opt_.api_key,
-                                    [&] { return opt_.stream ? streamed(body, request.stop) : plain(body, request.stop); });
+        const auto error_of = [](int status, std::string_view b) { return error_answer(status, b); };
+        const auto parse = [](std::string_view b, const parse_limits& lim) { return parse_answer(b, lim); };
+        return http::with_retries(opt_.retry, request.stop, opt_.log, opt_.api_key, [&] {
+            if (!opt_.stream) return call_.plain(*pool_, body, request.stop, error_of, parse);
+            stream_accumulator acc(call_.answer_limits());
+            // A server that ignores stream:true answers with plain JSON: read it as such.
+            return call_.streamed(*pool_, body, request.stop, acc, opt_.on_text, error_of,
+                                  [&](std::string_view head, const parse_limits& lim) { return std::optional<completion>(parse(head, lim)); });
+        });
     }
 
     [[nodiscard]] const client_options& options() const noexcept { return opt_; }
 
 private:
-    struct attempt_result {
-        completion c;
-        std::optional<std::chrono::milliseconds> retry_after;
-        bool may_retry = true;
-    };
-
-    [[nodiscard]] http::request base_request(const std::string& body, const std::stop_token& stop) const {
-        http::request r;
-        r.url = url_;
-        r.headers = headers_;
-        r.body = body;
-        r.limits = opt_.timeouts;
-        r.stop = stop;
-        r.max_body = opt_.max_answer_bytes;
-        return r;
-    }
-
-    attempt_result plain(const std::string& body, const std::stop_token& stop) {
-        const http::response r = http::post(*pool_, base_request(body, stop));
-        if (r.result != http::outcome::done) return {http::transfer_failure(r, opt_.max_answer_bytes), r.retry_after, true};
-        if (r.status < 200 || r.status >= 300) return {error_answer(static_cast<int>(r.status), r.body), r.retry_after, true};
-        parse_limits lim;
-        lim.max_bytes = opt_.max_answer_bytes;
-        return {parse_answer(r.body, lim), std::nullopt, false};
-    }
-
-    attempt_result streamed(const std::string& body, const std::stop_token& stop) {
-        parse_limits lim;
-        lim.max_bytes = opt_.max_answer_bytes;
-        stream_accumulator acc(lim);
-        bool delivered = false;  // text reached the caller: a retry would deliver it twice
-        acc.on_text([&](std::string_view piece) {
-            delivered = true;
-            if (opt_.on_text) opt_.on_text(piece);
-        });
-        http::sse_decoder sse;
-        bool any_event = false;
-        std::string head;  // the first bytes: a server that ignores stream:true answers with plain JSON
-        http::request req = base_request(body, stop);
-        req.on_data = [&](std::string_view bytes) {
-            if (!any_event && head.size() < (std::size_t(1) << 20)) head.append(bytes);
-            return sse.feed(bytes, [&](const http::sse_event& ev) {
-                any_event = true;
-                acc.add(ev.data);
-            }) && !acc.failed();
-        };
-        const http::response r = http::post(*pool_, req);
-        if (r.result == http::outcome::done && (r.status < 200 || r.status >= 300))
-            return {error_answer(static_cast<int>(r.status), r.body), r.retry_after, true};
-        if (acc.failed()) return {std::move(acc).finish(), std::nullopt, false};
-        if (r.result != http::outcome::done) {
-            completion c = http::transfer_failure(r, opt_.max_answer_bytes);
-            if (any_event) c.error += " (mid-stream)";
-            return {std::move(c), r.retry_after, !delivered};
-        }
-        sse.finish([&](const http::sse_event& ev) {
-            any_event = true;
-            acc.add(ev.data);
-        });
-        if (!any_event && !head.empty()) return {parse_answer(head, lim), std::nullopt, false};
-        return {std::move(acc).finish(), std::nullopt, false};
-    }
-
     client_options opt_;
     std::shared_ptr<http::handle_pool> pool_;
-    std::string url_;
-    std::vector<std::string> headers_;
+    http::endpoint_call call_;
     body_options body_;
 };
 

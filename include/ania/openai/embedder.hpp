@@ -23,6 +23,7 @@
 #include <vector>
 
 #include <ania/concepts.hpp>
+#include <ania/http/call.hpp>
 #include <ania/http/curl.hpp>
 #include <ania/http/retry.hpp>
 #include <ania/json.hpp>
@@ -101,9 +102,11 @@ class embedder {
 public:
     explicit embedder(embedder_options opt)
         : opt_(std::move(opt)), pool_(std::make_shared<http::handle_pool>()), dims_(std::make_shared<std::atomic<std::size_t>>(opt_.dimensions)) {
-        url_ = http::endpoint(opt_.base_url, "/embeddings");
-        headers_.push_back("Content-Type: application/json");
-        if (!opt_.api_key.empty()) headers_.push_back("Authorization: Bearer " + opt_.api_key);
+        call_.url = http::endpoint(opt_.base_url, "/embeddings");
+        call_.headers.push_back("Content-Type: application/json");
+        if (!opt_.api_key.empty()) call_.headers.push_back("Authorization: Bearer " + opt_.api_key);
+        call_.limits = opt_.timeouts;
+        call_.max_answer_bytes = opt_.max_answer_bytes;
         if (opt_.batch == 0) opt_.batch = 1;
     }
 
@@ -153,25 +156,13 @@ private:
         body.push_back('}');
 
         embeddings out;
-        struct attempt_result {
-            completion c;
-            std::optional<std::chrono::milliseconds> retry_after;
-            bool may_retry = true;
-        };
-        completion c = http::with_retries(opt_.retry, stop, opt_.log, opt_.api_key, [&]() -> attempt_result {
-            http::request req;
-            req.url = url_;
-            req.headers = headers_;
-            req.body = body;
-            req.limits = opt_.timeouts;
-            req.stop = stop;
-            req.max_body = opt_.max_answer_bytes;
-            const http::response r = http::post(*pool_, req);
-            if (r.result != http::outcome::done) return {http::transfer_failure(r, opt_.max_answer_bytes), r.retry_after, true};
-            if (r.status < 200 || r.status >= 300) return {error_answer(static_cast<int>(r.status), r.body), r.retry_after, true};
-            std::string why = read_answer(r.body, texts.size(), out);
-            if (!why.empty()) return {malformed_answer(std::move(why)), std::nullopt, false};
-            return {completion::success({}, out.used), std::nullopt, false};
+        completion c = http::with_retries(opt_.retry, stop, opt_.log, opt_.api_key, [&] {
+            return call_.plain(
+                *pool_, body, stop, [](int status, std::string_view b) { return error_answer(status, b); },
+                [&](std::string_view b, const parse_limits&) {
+                    std::string why = read_answer(b, texts.size(), out);
+                    return why.empty() ? completion::success({}, out.used) : malformed_answer(std::move(why));
+                });
         });
         if (!c.ok) {
             out.vectors.clear();
@@ -247,8 +238,7 @@ private:
     embedder_options opt_;
     std::shared_ptr<http::handle_pool> pool_;
     std::shared_ptr<std::atomic<std::size_t>> dims_;
-    std::string url_;
-    std::vector<std::string> headers_;
+    http::endpoint_call call_;
 };
 
 static_assert(memory::embedder<embedder>);
