@@ -48,6 +48,14 @@ struct compressor_config {
     std::string model;
 };
 
+/// `postgres.*`: the shared database of several processes. Read by `from_config<postgres_options>`
+/// (<ania/detail/postgres.hpp>: postgres_store, memory::postgres_backend).
+struct postgres_config {
+    std::string dsn;  ///< a libpq connection string or URI (TLS: sslmode=...); empty: the PG* environment variables
+    std::int64_t pool_size = 4;
+    std::int64_t statement_timeout_ms = 30'000;  ///< 0: the server's
+};
+
 /// `session.*` (SPEC §3). 0 disables a limit. Read by `from_config<session_options>` (session_cache.hpp).
 struct session_config {
     std::int64_t max_idle_minutes = defaults::session_max_idle_minutes;  ///< idle eviction
@@ -90,6 +98,7 @@ struct config {
     session_config session;
     memory_config memory;
     ocr_config ocr;
+    postgres_config postgres;
     bool multimodal = false;                   ///< the main model takes images: the agent's `images` slot (multimodal / describe_images)
 };
 
@@ -102,8 +111,9 @@ BOOST_HANA_ADAPT_STRUCT(ania::session_config, max_idle_minutes, max_sessions, gr
 BOOST_HANA_ADAPT_STRUCT(ania::memory_config, max_entries, max_content_runes, auto_inject, inject_entries, inject_runes,
                         near_duplicate_threshold, fold_case_and_width, max_user_id_runes, max_tags, max_tag_runes);
 BOOST_HANA_ADAPT_STRUCT(ania::ocr_config, base_url, api_key, model);
+BOOST_HANA_ADAPT_STRUCT(ania::postgres_config, dsn, pool_size, statement_timeout_ms);
 BOOST_HANA_ADAPT_STRUCT(ania::config, max_context_tokens, compress_ratio, llm, compressor, session, memory, ocr,
-                        multimodal);
+                        postgres, multimodal);
 
 namespace ania {
 
@@ -218,6 +228,8 @@ inline void validate(const config& c) {
     detail::require(c.llm.timeout_ms > 0, "llm.timeout_ms", "must be > 0");
     detail::require(c.llm.stall_timeout_ms >= 0, "llm.stall_timeout_ms", "must be >= 0 (0 disables)");
     detail::require(c.llm.max_retries >= 0 && c.llm.max_retries <= 20, "llm.max_retries", "must be in [0, 20]");
+    detail::require(c.postgres.pool_size > 0 && c.postgres.pool_size <= 1000, "postgres.pool_size", "must be in [1, 1000]");
+    detail::require(c.postgres.statement_timeout_ms >= 0, "postgres.statement_timeout_ms", "must be >= 0 (0: the server's)");
     detail::require(c.session.max_idle_minutes >= 0, "session.max_idle_minutes", "must be >= 0 (0 disables)");
     detail::require(c.session.max_sessions >= 0, "session.max_sessions", "must be >= 0 (0 disables)");
     detail::require(c.session.group_auto_clear >= 0, "session.group_auto_clear", "must be >= 0 (0 disables)");

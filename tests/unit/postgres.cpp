@@ -507,3 +507,38 @@ TEST_CASE("postgres memory: an unreachable server disables the memory feature, l
     REQUIRE(lines.size() == 1);
     CHECK(lines[0].find("disabled") != std::string::npos);
 }
+
+TEST_CASE("postgres: compaction keeps the turns appended while the summary was written", "[postgres]") {
+    drop_tables();
+    ania::postgres_store s(pg_options());
+    std::vector<message> old;
+    for (int i = 0; i < 6; ++i) old.push_back(message::user("old " + std::to_string(i)));
+    s.append("g:c", old);
+    const auto snap = s.load_versioned("g:c");  // summarise this, holding nothing
+    const std::vector<message> during{message::user("arrived during the summary")};
+    s.append("g:c", during);  // another process's turn meanwhile
+    const std::vector<message> summary{message::user("summary of 6")};
+    REQUIRE(s.replace_prefix_if("g:c", summary, snap.version) == ania::replace_status::replaced);
+    const auto h = s.load("g:c");
+    REQUIRE(h.size() == 2);
+    CHECK(h[0].text() == "summary of 6");
+    CHECK(h[1].text() == "arrived during the summary");
+    const std::vector<message> next{message::user("next")};
+    s.append("g:c", next);  // appends continue after the survivors
+    CHECK(s.load("g:c").back().text() == "next");
+    // A second compaction from the same snapshot, or one after a clear, conflicts: nothing is written.
+    CHECK(s.replace_prefix_if("g:c", summary, snap.version) == ania::replace_status::conflict);
+    const auto snap2 = s.load_versioned("g:c");
+    s.clear("g:c");
+    CHECK(s.replace_prefix_if("g:c", summary, snap2.version) == ania::replace_status::conflict);
+    CHECK(s.load("g:c").empty());
+}
+
+TEST_CASE("postgres: postgres.* from the configuration", "[postgres][config]") {
+    const ania::config c = ania::parse_config(R"({"postgres":{"dsn":"host=/run/postgresql dbname=bot","pool_size":8,"statement_timeout_ms":0}})");
+    const auto o = ania::from_config<ania::postgres_options>(c);
+    CHECK(o.dsn == "host=/run/postgresql dbname=bot");
+    CHECK(o.pool_size == 8);
+    CHECK(o.statement_timeout.count() == 0);
+    CHECK_THROWS_WITH(ania::parse_config(R"({"postgres":{"pool_size":0}})"), Catch::Contains("postgres.pool_size"));
+}

@@ -17,6 +17,7 @@
 
 #include <libpq-fe.h>
 
+#include <ania/config.hpp>
 #include <ania/error.hpp>
 #include <ania/log.hpp>
 
@@ -31,6 +32,16 @@ struct postgres_options {
     std::chrono::milliseconds statement_timeout{30'000};  ///< per statement, set at connect; 0: the server's
     log_sink log = stderr_log_sink();                ///< reconnects, skipped rows (never the password)
 };
+
+/// `postgres.*`.
+template <>
+[[nodiscard]] inline postgres_options from_config<postgres_options>(const config& c) {
+    postgres_options o;
+    o.dsn = c.postgres.dsn;
+    o.pool_size = static_cast<std::size_t>(c.postgres.pool_size);
+    o.statement_timeout = std::chrono::milliseconds(c.postgres.statement_timeout_ms);
+    return o;
+}
 
 namespace detail {
 

@@ -272,6 +272,41 @@ public:
         return write_all(session, msgs, expected);
     }
 
+    /// Compaction without lost updates: replaces the rows a snapshot saw (`seen`, from load_versioned) by
+    /// `prefix` and keeps every row appended since, in one transaction, if nothing but appends happened
+    /// since (same epoch). The summary goes in front of the turns that arrived while it was being written;
+    /// conflict (nothing written) if the session was replaced, cleared or cut meanwhile.
+    [[nodiscard]] replace_status replace_prefix_if(std::string_view session, std::span<const message> prefix, const history_version& seen) {
+        std::string roles, contents;
+        rows(prefix, roles, contents);
+        auto c = pool_.use();
+        detail::pg_transaction t(*c, "replace_prefix_if");
+        lock_row(*c, session);
+        check_fence(*c, session);
+        detail::pg_params p;
+        p.bytes(session);
+        const detail::pg_result r = c->exec("SELECT msg_count, epoch FROM ania_chat_session WHERE session_id = $1", p, "replace_prefix_if");
+        const history_version now{std::stoll(PQgetvalue(r.get(), 0, 0)), std::stoll(PQgetvalue(r.get(), 0, 1))};
+        if (now.epoch != seen.epoch || now.msg_count < seen.msg_count) return replace_status::conflict;
+        quarantine(*c, session, "replaced by a compaction", [&](const std::string& seqs) {
+            return "seq = ANY('" + seqs + "'::bigint[]) AND seq < " + std::to_string(seen.msg_count);
+        });
+        const std::string upto = std::to_string(seen.msg_count), n = std::to_string(prefix.size());
+        p.text(upto);
+        c->exec("DELETE FROM ania_chat_message WHERE session_id = $1 AND seq < $2::bigint", p, "replace_prefix_if");
+        if (!prefix.empty()) {  // just below the survivors: seq seen.msg_count - n .. seen.msg_count - 1 (all freed above)
+            p.text(n);
+            p.text(roles);
+            p.text(contents);
+            c->exec("INSERT INTO ania_chat_message(session_id, seq, role, content) "
+                    "SELECT $1, $2::bigint - $3::bigint + t.ord - 1, t.role, t.content FROM unnest($4::text[], $5::text[]) WITH ORDINALITY AS t(role, content, ord)",
+                    p, "replace_prefix_if");
+        }
+        bump(*c, session, std::nullopt);  // not an append: a second compaction from the same snapshot conflicts
+        t.commit();
+        return replace_status::replaced;
+    }
+
     /// Forgets the session's messages (its row stays, at msg_count 0 and a new epoch).
     void clear(std::string_view session) { (void)write_all(session, {}, std::nullopt); }
 
