@@ -542,3 +542,20 @@ TEST_CASE("postgres: postgres.* from the configuration", "[postgres][config]") {
     CHECK(o.statement_timeout.count() == 0);
     CHECK_THROWS_WITH(ania::parse_config(R"({"postgres":{"pool_size":0}})"), Catch::Contains("postgres.pool_size"));
 }
+
+TEST_CASE("postgres: two store objects over one session, and a clear during a summarise", "[postgres]") {
+    drop_tables();
+    ania::postgres_store a(pg_options()), b(pg_options());
+    const std::vector<message> one{message::user("from a")}, two{message::user("from b")};
+    a.append("f:two", one);
+    b.append("f:two", two);
+    const auto seen_a = a.load("f:two"), seen_b = b.load("f:two");
+    REQUIRE(seen_a.size() == 2);
+    CHECK(seen_a == seen_b);  // no per-object cache: both read the database
+    const auto snap = a.load_versioned("f:two");  // a starts summarising ...
+    b.clear("f:two");                             // ... b clears the session meanwhile
+    const std::vector<message> summary{message::user("summary")};
+    CHECK(a.replace_if("f:two", summary, snap.version) == ania::replace_status::conflict);
+    CHECK(a.replace_prefix_if("f:two", summary, snap.version) == ania::replace_status::conflict);
+    CHECK(b.load("f:two").empty());  // the clear stands: the summary did not bring the history back
+}
