@@ -252,7 +252,11 @@ private:
     curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, static_cast<long>(req.limits.total.count()));
     curl_easy_setopt(e, CURLOPT_ACCEPT_ENCODING, "");  // whatever this curl decodes
     curl_easy_setopt(e, CURLOPT_TCP_KEEPALIVE, 1L);
+#if LIBCURL_VERSION_NUM >= 0x075500  // 7.85: CURLOPT_PROTOCOLS_STR; before it, the bitmask form
     curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
+#else
+    curl_easy_setopt(e, CURLOPT_PROTOCOLS, static_cast<long>(CURLPROTO_HTTP | CURLPROTO_HTTPS));
+#endif
     curl_multi_add_handle(m, e);
 
     bool cancelled = false, stalled = false;
