@@ -181,8 +181,10 @@ BENCHMARK(append_4proc)->Name("pg_append_turn/4proc")->Unit(benchmark::kMillisec
 
 #ifdef ANIA_BENCH_SQLITE
 void sqlite_append(benchmark::State& state) {
-    char tmpl[] = "/tmp/ania-bench-pg-XXXXXX";
-    const std::string dir = ::mkdtemp(tmpl);
+    const char* base = std::getenv("TMPDIR");
+    std::string tmpl = std::string(base && *base ? base : "/tmp") + "/ania-bench-pg-XXXXXX";
+    if (!::mkdtemp(tmpl.data())) std::abort();
+    const std::string dir = tmpl;
     {
         ania::sqlite_store_options o;
         o.synchronous = ania::sqlite_sync::normal;

@@ -9,6 +9,7 @@
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 
 #include <unistd.h>
 
@@ -47,8 +48,10 @@ private:
         bin_ = bin ? bin : "/usr/lib/postgresql/15/bin";
         if (!std::filesystem::exists(bin_ + "/initdb"))
             throw std::runtime_error("pg_cluster: no " + bin_ + "/initdb (install postgresql-15: scripts/setup.sh)");
-        char tmpl[] = "/tmp/ania-pg-XXXXXX";
-        if (!::mkdtemp(tmpl)) throw std::runtime_error("pg_cluster: mkdtemp failed");
+        // $TMPDIR unless it is too long for a Unix socket path (108 bytes with "/.s.PGSQL.5432").
+        const char* base = std::getenv("TMPDIR");
+        std::string tmpl = std::string(base && *base && std::string_view(base).size() < 64 ? base : "/tmp") + "/ania-pg-XXXXXX";
+        if (!::mkdtemp(tmpl.data())) throw std::runtime_error("pg_cluster: mkdtemp failed");
         dir_ = tmpl;
         as_ = ::geteuid() == 0 ? "runuser -u nobody -- " : "";
         if (::geteuid() == 0) std::filesystem::permissions(dir_, std::filesystem::perms::all);
