@@ -34,11 +34,12 @@ ania::postgres_store_options pg_options() {
     return o;
 }
 
-/// A fresh, empty schema: the tables of the last test dropped.
-void drop_tables() {
+/// A fresh, empty schema: the named tables of the last test dropped.
+void drop(const char* tables) {
     ania::detail::pg_connection c(pg_options());
-    c.exec_simple("DROP TABLE IF EXISTS ania_chat_message, ania_chat_session, ania_chat_quarantine");
+    c.exec_simple(std::string("DROP TABLE IF EXISTS ") + tables);
 }
+void drop_tables() { drop("ania_chat_message, ania_chat_session, ania_chat_quarantine"); }
 
 std::int64_t count_rows(const std::string& sql) {
     ania::detail::pg_connection c(pg_options());
@@ -450,16 +451,8 @@ TEST_CASE("postgres leases: a session held by another process is handed over aft
 #include <ania/testing/memory_backend.hpp>
 
 namespace {
-ania::postgres_options memory_options() {
-    ania::postgres_options o;
-    o.dsn = pg_cluster::get().dsn();
-    o.log = [](ania::log_level, std::string_view) {};
-    return o;
-}
-void drop_memory_tables() {
-    ania::detail::pg_connection c(memory_options());
-    c.exec_simple("DROP TABLE IF EXISTS ania_memory, ania_memory_version");
-}
+ania::postgres_options memory_options() { return pg_options(); }  // the connection part of the store's options
+void drop_memory_tables() { drop("ania_memory, ania_memory_version"); }
 } // namespace
 
 namespace ania::testing {

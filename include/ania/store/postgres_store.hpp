@@ -138,7 +138,7 @@ public:
         versioned_history out;
         const int n = PQntuples(r.get());
         if (n == 0) return out;
-        out.version = {std::stoll(PQgetvalue(r.get(), 0, 0)), std::stoll(PQgetvalue(r.get(), 0, 1))};
+        out.version = version_at(r);
         out.messages.reserve(static_cast<std::size_t>(n));
         std::vector<std::int64_t> skipped;
         for (int i = 0; i < n; ++i) {
@@ -281,12 +281,10 @@ public:
         rows(prefix, roles, contents);
         auto c = pool_.use();
         detail::pg_transaction t(*c, "replace_prefix_if");
-        lock_row(*c, session);
+        const history_version now = lock_row(*c, session);
         check_fence(*c, session);
         detail::pg_params p;
         p.bytes(session);
-        const detail::pg_result r = c->exec("SELECT msg_count, epoch FROM ania_chat_session WHERE session_id = $1", p, "replace_prefix_if");
-        const history_version now{std::stoll(PQgetvalue(r.get(), 0, 0)), std::stoll(PQgetvalue(r.get(), 0, 1))};
         if (now.epoch != seen.epoch || now.msg_count < seen.msg_count) return replace_status::conflict;
         quarantine(*c, session, "replaced by a compaction", [&](const std::string& seqs) {
             return "seq = ANY('" + seqs + "'::bigint[]) AND seq < " + std::to_string(seen.msg_count);
@@ -319,7 +317,7 @@ public:
         p.text(kk);
         auto c = pool_.use();
         detail::pg_transaction t(*c, "drop_front");
-        if (!lock_row(*c, session)) return;
+        (void)lock_row(*c, session);
         check_fence(*c, session);
         quarantine(*c, session, "dropped by drop_front", [&](const std::string& seqs) {
             return "seq = ANY('" + seqs + "'::bigint[]) AND seq IN (SELECT seq FROM ania_chat_message WHERE session_id = $1 "
@@ -339,7 +337,7 @@ public:
         auto c = pool_.use();
         const detail::pg_result r = c->exec("SELECT msg_count, epoch FROM ania_chat_session WHERE session_id = $1", p, "version");
         if (PQntuples(r.get()) == 0) return {};
-        return {std::stoll(PQgetvalue(r.get(), 0, 0)), std::stoll(PQgetvalue(r.get(), 0, 1))};
+        return version_at(r);
     }
 
     [[nodiscard]] const postgres_store_options& options() const noexcept { return opt_; }
@@ -357,13 +355,17 @@ private:
         detail::append_pg_text_array(contents, c);
     }
 
-    /// Takes the session row's lock (creating the row); false when there is nothing to lock and nothing to do.
-    static bool lock_row(detail::pg_connection& c, std::string_view session) {
+    /// msg_count and epoch of the first row of a result that selected them in that order.
+    [[nodiscard]] static history_version version_at(const detail::pg_result& r) {
+        return {std::stoll(PQgetvalue(r.get(), 0, 0)), std::stoll(PQgetvalue(r.get(), 0, 1))};
+    }
+
+    /// Takes the session row's lock (creating the row) and returns the version it is at, under that lock.
+    static history_version lock_row(detail::pg_connection& c, std::string_view session) {
         detail::pg_params p;
         p.bytes(session);
         c.exec("INSERT INTO ania_chat_session(session_id) VALUES ($1) ON CONFLICT (session_id) DO NOTHING", p, "lock the session");
-        const detail::pg_result r = c.exec("SELECT 1 FROM ania_chat_session WHERE session_id = $1 FOR UPDATE", p, "lock the session");
-        return PQntuples(r.get()) == 1;
+        return version_at(c.exec("SELECT msg_count, epoch FROM ania_chat_session WHERE session_id = $1 FOR UPDATE", p, "lock the session"));
     }
 
     static void bump(detail::pg_connection& c, std::string_view session, std::optional<std::int64_t> count) {
@@ -410,15 +412,9 @@ private:
         rows(msgs, roles, contents);
         auto c = pool_.use();
         detail::pg_transaction t(*c, "replace");
-        lock_row(*c, session);
+        const history_version now = lock_row(*c, session);
         check_fence(*c, session);
-        if (expected) {
-            detail::pg_params p;
-            p.bytes(session);
-            const detail::pg_result r = c->exec("SELECT msg_count, epoch FROM ania_chat_session WHERE session_id = $1", p, "replace");
-            const history_version now{std::stoll(PQgetvalue(r.get(), 0, 0)), std::stoll(PQgetvalue(r.get(), 0, 1))};
-            if (now != *expected) return replace_status::conflict;  // rolled back by the guard
-        }
+        if (expected && now != *expected) return replace_status::conflict;  // rolled back by the guard
         quarantine(*c, session, msgs.empty() ? "cleared" : "replaced", [](const std::string& seqs) { return "seq = ANY('" + seqs + "'::bigint[])"; });
         detail::pg_params p;
         p.bytes(session);
