@@ -12,6 +12,7 @@ packages=(
   libcpp-httplib-dev     # tests only: the loopback HTTP server the clients are tested against
   libpq-dev              # the PostgreSQL store (ania-postgres)
   postgresql-15          # tests only: the throwaway cluster the PostgreSQL tests start
+  pgbouncer              # tests only: the PostgreSQL suite once more through PgBouncer in transaction mode
 )
 
 missing=()

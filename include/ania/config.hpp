@@ -54,6 +54,7 @@ struct postgres_config {
     std::string dsn;  ///< a libpq connection string or URI (TLS: sslmode=...); empty: the PG* environment variables
     std::int64_t pool_size = 4;
     std::int64_t statement_timeout_ms = 30'000;  ///< 0: the server's
+    bool transaction_pooling = false;  ///< behind PgBouncer in transaction mode: no session state (see postgres_options)
 };
 
 /// `session.*` (SPEC §3). 0 disables a limit. Read by `from_config<session_options>` (session_cache.hpp).
@@ -111,7 +112,7 @@ BOOST_HANA_ADAPT_STRUCT(ania::session_config, max_idle_minutes, max_sessions, gr
 BOOST_HANA_ADAPT_STRUCT(ania::memory_config, max_entries, max_content_runes, auto_inject, inject_entries, inject_runes,
                         near_duplicate_threshold, fold_case_and_width, max_user_id_runes, max_tags, max_tag_runes);
 BOOST_HANA_ADAPT_STRUCT(ania::ocr_config, base_url, api_key, model);
-BOOST_HANA_ADAPT_STRUCT(ania::postgres_config, dsn, pool_size, statement_timeout_ms);
+BOOST_HANA_ADAPT_STRUCT(ania::postgres_config, dsn, pool_size, statement_timeout_ms, transaction_pooling);
 BOOST_HANA_ADAPT_STRUCT(ania::config, max_context_tokens, compress_ratio, llm, compressor, session, memory, ocr,
                         postgres, multimodal);
 

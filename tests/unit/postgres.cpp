@@ -30,6 +30,7 @@ namespace {
 ania::postgres_store_options pg_options() {
     ania::postgres_store_options o;
     o.dsn = pg_cluster::get().dsn();
+    o.transaction_pooling = pg_cluster::get().pooled();
     o.log = [](ania::log_level, std::string_view) {};
     return o;
 }
@@ -468,6 +469,9 @@ struct memory_backend_fixture<ania::memory::postgres_backend> {
 
 using pg_memory_backends = std::tuple<ania::memory::postgres_backend>;
 ANIA_TEST_MEMORY_BACKENDS(pg_memory_backends)
+// SPEC §4's rules and the golden dedup and search results, through a manager on PostgreSQL.
+using memory_rule_backends = pg_memory_backends;
+#include "memory_rules.hpp"
 
 TEST_CASE("postgres memory: a memory saved in process A is found by process B at once; scopes stay apart", "[postgres][memory][processes]") {
     drop_memory_tables();
@@ -551,4 +555,28 @@ TEST_CASE("postgres: two store objects over one session, and a clear during a su
     CHECK(a.replace_if("f:two", summary, snap.version) == ania::replace_status::conflict);
     CHECK(a.replace_prefix_if("f:two", summary, snap.version) == ania::replace_status::conflict);
     CHECK(b.load("f:two").empty());  // the clear stands: the summary did not bring the history back
+}
+
+TEST_CASE("postgres: the statement timeout bounds every statement, in a transaction or not, pooled or not", "[postgres]") {
+    for (const bool pooling : {false, true}) {
+        INFO("transaction_pooling " << pooling);
+        auto o = pg_options();
+        o.statement_timeout = std::chrono::milliseconds(150);
+        o.transaction_pooling = pooling || pg_cluster::get().pooled();
+        ania::detail::pg_connection c(o);
+        const ania::detail::pg_params none;
+        CHECK(std::string(PQgetvalue(c.exec("SHOW statement_timeout", none, "show").get(), 0, 0)) == "150ms");
+        CHECK_THROWS_WITH(c.exec("SELECT pg_sleep(2)", none, "sleep"), Catch::Contains("57014"));  // query_canceled
+        CHECK_THROWS_WITH(c.exec_simple("SELECT pg_sleep(2)", "sleep"), Catch::Contains("57014"));
+        {
+            ania::detail::pg_transaction t(c, "begin");
+            CHECK(std::string(PQgetvalue(c.exec("SHOW statement_timeout", none, "show").get(), 0, 0)) == "150ms");
+            CHECK_THROWS_WITH(c.exec("SELECT pg_sleep(2)", none, "sleep"), Catch::Contains("57014"));
+        }
+        CHECK(c.ok());  // a timeout is not a broken connection: the next statement works
+        CHECK(std::string(PQgetvalue(c.exec_simple("SELECT 41 + 1").get(), 0, 0)) == "42");
+    }
+    const auto parsed = ania::from_config<ania::postgres_options>(ania::parse_config(R"({"postgres":{"transaction_pooling":true}})"));
+    CHECK(parsed.transaction_pooling);
+    CHECK_FALSE(ania::from_config<ania::postgres_options>(ania::config{}).transaction_pooling);
 }

@@ -29,7 +29,13 @@ struct postgres_options {
     /// empty: the PG* environment variables (PGHOST, PGDATABASE, PGUSER, PGPASSWORD, PGSSLMODE, ...).
     std::string dsn;
     std::size_t pool_size = 4;                       ///< connections kept open (more are opened under load, then closed)
-    std::chrono::milliseconds statement_timeout{30'000};  ///< per statement, set at connect; 0: the server's
+    std::chrono::milliseconds statement_timeout{30'000};  ///< per statement; 0: the server's
+    /// Behind a pooler that lends a server connection per transaction (PgBouncer's pool_mode = transaction) a
+    /// session SET would stay on a server connection other clients then get, and later statements would run on
+    /// connections without it. With this set ania keeps no session state: the timeout travels with each
+    /// transaction as SET LOCAL (in the same round trip as BEGIN), and a statement outside a transaction is sent
+    /// as BEGIN; SET LOCAL; statement; COMMIT in one round trip (a pipeline). Off: one SET at connect.
+    bool transaction_pooling = false;
     log_sink log = stderr_log_sink();                ///< reconnects, skipped rows (never the password)
 };
 
@@ -40,6 +46,7 @@ template <>
     o.dsn = c.postgres.dsn;
     o.pool_size = static_cast<std::size_t>(c.postgres.pool_size);
     o.statement_timeout = std::chrono::milliseconds(c.postgres.statement_timeout_ms);
+    o.transaction_pooling = c.postgres.transaction_pooling;
     return o;
 }
 
@@ -92,6 +99,10 @@ struct pg_params {
 class pg_connection {
 public:
     explicit pg_connection(const postgres_options& opt) : dsn_(opt.dsn) {
+        if (opt.statement_timeout.count() > 0) {
+            settings_ = "statement_timeout = " + std::to_string(opt.statement_timeout.count());
+            if (opt.transaction_pooling) local_ = "SET LOCAL " + settings_;
+        }
         conn_ = PQconnectdb(opt.dsn.c_str());
         if (!conn_ || PQstatus(conn_) != CONNECTION_OK) {
             const std::string why = conn_ ? PQerrorMessage(conn_) : "out of memory";
@@ -100,8 +111,7 @@ public:
             throw error(errc::store_io, "postgres: cannot connect: " + pg_redact(trimmed(why), dsn_));
         }
         PQsetNoticeProcessor(conn_, [](void*, const char*) {}, nullptr);  // NOTICEs (CREATE IF NOT EXISTS) are not errors
-        if (opt.statement_timeout.count() > 0)
-            exec_simple("SET statement_timeout = " + std::to_string(opt.statement_timeout.count()));
+        if (!settings_.empty() && local_.empty()) exec_simple("SET " + settings_, "connection settings");
     }
     pg_connection(const pg_connection&) = delete;
     pg_connection& operator=(const pg_connection&) = delete;
@@ -111,15 +121,22 @@ public:
 
     [[nodiscard]] bool ok() const noexcept { return conn_ && PQstatus(conn_) == CONNECTION_OK; }
 
-    /// A statement without parameters (BEGIN, COMMIT, schema). Throws ania::error on failure.
+    /// A statement without parameters (COMMIT, schema). Throws ania::error on failure.
     pg_result exec_simple(const std::string& sql, const char* what = "statement") {
+        if (own_transaction_needed()) return in_own_transaction(sql.c_str(), nullptr, what);
         return check(pg_result(PQexec(conn_, sql.c_str())), what);
     }
     /// A parameterised statement; text results.
     pg_result exec(const char* sql, const pg_params& p, const char* what) {
+        if (own_transaction_needed()) return in_own_transaction(sql, &p, what);
         return check(pg_result(PQexecParams(conn_, sql, static_cast<int>(p.values.size()), nullptr, p.values.data(),
                                             p.lengths.data(), p.formats.data(), 0)),
                      what);
+    }
+    /// BEGIN, with the settings of a transaction-pooled connection in the same round trip.
+    void begin(const char* what) {
+        const std::string sql = local_.empty() ? std::string("BEGIN") : "BEGIN; " + local_;
+        check(pg_result(PQexec(conn_, sql.c_str())), what);
     }
 
 private:
@@ -127,6 +144,37 @@ private:
         while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.pop_back();
         return s;
     }
+    /// Transaction pooling with a timeout, and no transaction open: the statement needs one of its own.
+    [[nodiscard]] bool own_transaction_needed() const noexcept {
+        return !local_.empty() && conn_ && PQtransactionStatus(conn_) == PQTRANS_IDLE;
+    }
+
+    /// BEGIN; SET LOCAL ...; `sql`; COMMIT as one pipeline (one round trip); the statement's result.
+    pg_result in_own_transaction(const char* sql, const pg_params* p, const char* what) {
+        if (!PQenterPipelineMode(conn_)) return check(pg_result(), what);
+        const auto send = [&](const char* q, const pg_params* args) {
+            return PQsendQueryParams(conn_, q, args ? static_cast<int>(args->values.size()) : 0, nullptr,
+                                     args ? args->values.data() : nullptr, args ? args->lengths.data() : nullptr,
+                                     args ? args->formats.data() : nullptr, 0) == 1;
+        };
+        const bool sent = send("BEGIN", nullptr) && send(local_.c_str(), nullptr) && send(sql, p) && send("COMMIT", nullptr) &&
+                          PQpipelineSync(conn_) == 1;
+        pg_result mine, failed;
+        for (int q = 0; sent && q < 4; ++q)
+            while (PGresult* raw = PQgetResult(conn_)) {
+                pg_result r(raw);
+                const ExecStatusType st = PQresultStatus(raw);
+                if (st == PGRES_FATAL_ERROR && !failed) failed = std::move(r);
+                else if (q == 2 && (st == PGRES_COMMAND_OK || st == PGRES_TUPLES_OK)) mine = std::move(r);
+            }
+        if (sent) pg_result(PQgetResult(conn_));  // PGRES_PIPELINE_SYNC
+        PQexitPipelineMode(conn_);
+        // A failed statement leaves the explicit BEGIN's block open and aborted (COMMIT was skipped).
+        if (const auto ts = PQtransactionStatus(conn_); ts == PQTRANS_INERROR || ts == PQTRANS_INTRANS) pg_result(PQexec(conn_, "ROLLBACK"));
+        if (failed || !mine) return check(std::move(failed), what);  // throws
+        return mine;
+    }
+
     pg_result check(pg_result r, const char* what) {
         const ExecStatusType st = r ? PQresultStatus(r.get()) : PGRES_FATAL_ERROR;
         if (st == PGRES_COMMAND_OK || st == PGRES_TUPLES_OK) return r;
@@ -143,6 +191,8 @@ private:
 
     PGconn* conn_ = nullptr;
     std::string dsn_;
+    std::string settings_;  // "statement_timeout = N", or empty
+    std::string local_;     // "SET LOCAL ..." with transaction pooling, else empty
 };
 
 /// A few connections shared by threads: `use()` lends one for a call; a connection that lost its server is
@@ -193,7 +243,7 @@ private:
 /// BEGIN on construction, ROLLBACK unless commit() was called.
 class pg_transaction {
 public:
-    pg_transaction(pg_connection& c, const char* what) : c_(c) { c_.exec_simple("BEGIN", what); }
+    pg_transaction(pg_connection& c, const char* what) : c_(c) { c_.begin(what); }
     pg_transaction(const pg_transaction&) = delete;
     pg_transaction& operator=(const pg_transaction&) = delete;
     ~pg_transaction() {
