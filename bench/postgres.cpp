@@ -4,14 +4,17 @@
 //   raw_pg_append_turn        the same statement with pre-serialised rows and arrays, bare libpq
 //   raw_pg_append_turn/txn    what one writes by hand: BEGIN, SELECT ... FOR UPDATE, 4 INSERTs, UPDATE, COMMIT
 //   pg_load/1000              a 1000-message session (JSON parsing included); raw_pg_load/1000 the same by hand
-//   pg_append_turn/4proc      4 processes appending to distinct sessions at once: aggregate turns/s
+//   pg_append_turn/4proc      4 processes appending to distinct sessions at once: aggregate turns/s;
+//                             raw_pg_append_turn/4proc the same by hand (serialising with ania::dump)
 //   sqlite_append_turn/pg_set the SQLite store with synchronous=NORMAL on the same turns (for scale)
 #include <benchmark/benchmark.h>
 
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
+#include <memory>
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -58,45 +61,62 @@ void pg_append_turn(benchmark::State& state) {
         i += 4;
     }
 }
-BENCHMARK(pg_append_turn)->Name("pg_append_turn")->Unit(benchmark::kMicrosecond)->UseRealTime();
+BENCHMARK(pg_append_turn)->Name("pg_append_turn")->Unit(benchmark::kMicrosecond)->UseRealTime()->MinTime(2);
+
+/// The turns of history_1k as the two text arrays the append statement takes, serialised once.
+struct raw_turns {
+    std::vector<std::string> roles, contents;  // one array literal per 4-message window
+    raw_turns() {
+        const auto& h = history_1k();
+        for (std::size_t i = 1; i + 4 <= h.size(); i += 4) {
+            std::vector<std::string> r, t;
+            for (std::size_t k = i; k < i + 4; ++k) {
+                r.emplace_back(ania::to_string(h[k].role));
+                t.push_back(ania::dump(h[k]));
+            }
+            roles.emplace_back();
+            contents.emplace_back();
+            ania::detail::append_pg_text_array(roles.back(), r);
+            ania::detail::append_pg_text_array(contents.back(), t);
+        }
+    }
+    /// Window `j` appended to `session` with bare libpq. Null: done; else the error.
+    const char* append(PGconn* c, const std::string& session, std::size_t j) const {
+        j %= roles.size();
+        return append(c, session, roles[j], contents[j]);
+    }
+    /// The statement postgres_store sends, by hand.
+    static const char* append(PGconn* c, const std::string& session, const std::string& roles, const std::string& contents) {
+        static const char* sql =
+            "WITH s AS (INSERT INTO ania_chat_session(session_id, msg_count) VALUES ($1, $2::bigint)"
+            " ON CONFLICT (session_id) DO UPDATE SET msg_count = ania_chat_session.msg_count + $2::bigint, updated_at = now()"
+            " RETURNING msg_count - $2::bigint AS base)"
+            " INSERT INTO ania_chat_message(session_id, seq, role, content)"
+            " SELECT $1, s.base + t.ord - 1, t.role, t.content FROM s, unnest($3::text[], $4::text[]) WITH ORDINALITY AS t(role, content, ord)";
+        const char* v[] = {session.c_str(), "4", roles.c_str(), contents.c_str()};
+        const int len[] = {static_cast<int>(session.size()), 1, static_cast<int>(roles.size()), static_cast<int>(contents.size())};
+        const int fmt[] = {1, 0, 0, 0};
+        PGresult* r = PQexecParams(c, sql, 4, nullptr, v, len, fmt, 0);
+        const bool ok = PQresultStatus(r) == PGRES_COMMAND_OK;
+        static thread_local std::string why;
+        why = ok ? "" : PQresultErrorMessage(r);
+        PQclear(r);
+        return ok ? nullptr : why.c_str();
+    }
+};
 
 void raw_append_turn(benchmark::State& state) {
     reset_tables();
     { ania::postgres_store schema(pg()); }
     PGconn* c = PQconnectdb(pg().dsn.c_str());
-    std::vector<std::string> roles, contents;  // pre-built arrays of every 4-message window
-    const auto& h = history_1k();
-    for (std::size_t i = 1; i + 4 <= h.size(); i += 4) {
-        std::vector<std::string> r, t;
-        for (std::size_t k = i; k < i + 4; ++k) {
-            r.emplace_back(ania::to_string(h[k].role));
-            t.push_back(ania::dump(h[k]));
-        }
-        roles.emplace_back();
-        contents.emplace_back();
-        ania::detail::append_pg_text_array(roles.back(), r);
-        ania::detail::append_pg_text_array(contents.back(), t);
-    }
-    const char* sql =
-        "WITH s AS (INSERT INTO ania_chat_session(session_id, msg_count) VALUES ($1, $2::bigint)"
-        " ON CONFLICT (session_id) DO UPDATE SET msg_count = ania_chat_session.msg_count + $2::bigint, updated_at = now()"
-        " RETURNING msg_count - $2::bigint AS base)"
-        " INSERT INTO ania_chat_message(session_id, seq, role, content)"
-        " SELECT $1, s.base + t.ord - 1, t.role, t.content FROM s, unnest($3::text[], $4::text[]) WITH ORDINALITY AS t(role, content, ord)";
+    const raw_turns turns;
+    const std::string session = "g:100001";
     std::size_t j = 0;
-    for (auto _ : state) {
-        if (j == roles.size()) j = 0;
-        const char* v[] = {"g:100001", "4", roles[j].c_str(), contents[j].c_str()};
-        const int len[] = {8, 1, static_cast<int>(roles[j].size()), static_cast<int>(contents[j].size())};
-        const int fmt[] = {1, 0, 0, 0};
-        PGresult* r = PQexecParams(c, sql, 4, nullptr, v, len, fmt, 0);
-        if (PQresultStatus(r) != PGRES_COMMAND_OK) state.SkipWithError(PQresultErrorMessage(r));
-        PQclear(r);
-        ++j;
-    }
+    for (auto _ : state)
+        if (const char* why = turns.append(c, session, j++)) state.SkipWithError(why);
     PQfinish(c);
 }
-BENCHMARK(raw_append_turn)->Name("raw_pg_append_turn")->Unit(benchmark::kMicrosecond)->UseRealTime();
+BENCHMARK(raw_append_turn)->Name("raw_pg_append_turn")->Unit(benchmark::kMicrosecond)->UseRealTime()->MinTime(2);
 
 void raw_append_turn_txn(benchmark::State& state) {
     reset_tables();
@@ -156,28 +176,76 @@ void raw_load(benchmark::State& state) {
 }
 BENCHMARK(raw_load)->Name("raw_pg_load/1000")->Unit(benchmark::kMicrosecond)->UseRealTime();
 
-void append_4proc(benchmark::State& state) {
+/// 4 processes at once, process k appending `turns` turns to session g:20000k: aggregate turns/s. `setup`
+/// (connect, schema) runs in each child before the clock starts; the parent releases them together.
+template <class Setup>
+void in_4_processes(benchmark::State& state, Setup setup) {
     reset_tables();
     { ania::postgres_store schema(pg()); }
-    constexpr int turns = 250;
+    constexpr int turns = 500;
     for (auto _ : state) {
+        state.PauseTiming();
+        int ready[2], go[2];
+        if (::pipe(ready) != 0 || ::pipe(go) != 0) std::abort();
         std::vector<pid_t> kids;
         for (int k = 0; k < 4; ++k) {
             const pid_t pid = ::fork();
             if (pid == 0) {
-                ania::postgres_store store(pg());
-                const auto& h = history_1k();
-                const std::string session = "g:" + std::to_string(200000 + k);
-                for (int t = 0; t < turns; ++t) store.append(session, std::span(h).subspan(1 + 4 * static_cast<std::size_t>(t % 200), 4));
-                std::_Exit(0);
+                auto append_all = setup("g:" + std::to_string(200000 + k));
+                char b = 0;
+                if (::write(ready[1], &b, 1) != 1 || ::read(go[0], &b, 1) != 1) std::_Exit(2);
+                std::_Exit(append_all(turns) ? 0 : 1);
             }
             kids.push_back(pid);
         }
-        for (const pid_t pid : kids) ::waitpid(pid, nullptr, 0);
+        char b[4] = {};
+        for (int got = 0; got < 4;) got += static_cast<int>(std::max<ssize_t>(0, ::read(ready[0], b, 4 - got)));
+        state.ResumeTiming();
+        if (::write(go[1], b, 4) != 4) std::abort();
+        for (const pid_t pid : kids) {
+            int status = 0;
+            ::waitpid(pid, &status, 0);
+            if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) state.SkipWithError("a child failed");
+        }
+        for (const int fd : {ready[0], ready[1], go[0], go[1]}) ::close(fd);
     }
     state.SetItemsProcessed(state.iterations() * 4 * turns);  // items/s = aggregate turns/s
 }
+
+void append_4proc(benchmark::State& state) {
+    in_4_processes(state, [](std::string session) {
+        return [store = std::make_shared<ania::postgres_store>(pg()), session](int turns) {
+            const auto& h = history_1k();
+            for (int t = 0; t < turns; ++t) store->append(session, std::span(h).subspan(1 + 4 * static_cast<std::size_t>(t % 200), 4));
+            return true;
+        };
+    });
+}
 BENCHMARK(append_4proc)->Name("pg_append_turn/4proc")->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(3);
+
+void raw_append_4proc(benchmark::State& state) {
+    // The same operation as the store's: each turn's messages serialised (ania::dump) and sent in one statement.
+    in_4_processes(state, [](std::string session) {
+        return [c = std::shared_ptr<PGconn>(PQconnectdb(pg().dsn.c_str()), PQfinish), session](int turns) {
+            const auto& h = history_1k();
+            bool ok = PQstatus(c.get()) == CONNECTION_OK;
+            for (int t = 0; ok && t < turns; ++t) {
+                const auto turn = std::span(h).subspan(1 + 4 * static_cast<std::size_t>(t % 200), 4);
+                std::vector<std::string> r, m;
+                for (const auto& msg : turn) {
+                    r.emplace_back(ania::to_string(msg.role));
+                    m.push_back(ania::dump(msg));
+                }
+                std::string roles, contents;
+                ania::detail::append_pg_text_array(roles, r);
+                ania::detail::append_pg_text_array(contents, m);
+                ok = raw_turns::append(c.get(), session, roles, contents) == nullptr;
+            }
+            return ok;
+        };
+    });
+}
+BENCHMARK(raw_append_4proc)->Name("raw_pg_append_turn/4proc")->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(3);
 
 #ifdef ANIA_BENCH_SQLITE
 void sqlite_append(benchmark::State& state) {
