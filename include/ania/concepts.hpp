@@ -323,6 +323,14 @@ concept eviction_policy = std::constructible_from<P, const session_limits&> &&
                               p.select(s, now, out);
                           };
 
+/// An eviction policy that can also tell, from the resident count and a lower bound of the oldest activity
+/// (ns, as `resident_session::last_active`), that it would choose nothing: a janitor tick then skips the scan
+/// (O(shards) instead of O(sessions)). `may_select` must not return false when `select` could choose.
+template <class P>
+concept prescreening_eviction_policy = eviction_policy<P> && requires(const P& p, std::size_t resident, std::int64_t oldest, std::int64_t now) {
+    { p.may_select(resident, oldest, now) } -> std::convertible_to<bool>;
+};
+
 /// True for types whose members Hana can enumerate (BOOST_HANA_ADAPT_STRUCT / BOOST_HANA_DEFINE_STRUCT): the
 /// config sections, or a user's own section read by load_config.
 template <class T>
@@ -356,6 +364,10 @@ struct eviction_policy_archetype {
     explicit eviction_policy_archetype(const session_limits&);
     void select(std::span<const resident_session>, std::int64_t now, std::vector<eviction_choice>& out) const;
 };
+struct prescreening_eviction_policy_archetype : eviction_policy_archetype {
+    using eviction_policy_archetype::eviction_policy_archetype;
+    bool may_select(std::size_t resident, std::int64_t oldest, std::int64_t now) const;
+};
 
 static_assert(history_store<history_store_archetype> && !prefix_dropping_store<history_store_archetype>);
 static_assert(prefix_dropping_store<prefix_dropping_store_archetype>);
@@ -363,6 +375,7 @@ static_assert(token_counter<token_counter_archetype> && !calibrating_token_count
 static_assert(calibrating_token_counter<calibrating_token_counter_archetype>);
 static_assert(chat_client<chat_client_archetype>);
 static_assert(compressor<compressor_archetype>);
-static_assert(eviction_policy<eviction_policy_archetype>);
+static_assert(eviction_policy<eviction_policy_archetype> && !prescreening_eviction_policy<eviction_policy_archetype>);
+static_assert(prescreening_eviction_policy<prescreening_eviction_policy_archetype>);
 
 } // namespace ania

@@ -732,3 +732,58 @@ TEST_CASE("hibernate: run-time tools come back after an eviction; a clear forget
     CHECK(capped.with_agent("f:1", [](agent_t& a) { return a.tools().session_tools().size(); }) == 0);
     CHECK(capped.with_agent("f:3", [](agent_t& a) { return a.tools().session_tools().size(); }) == 1);
 }
+
+namespace {
+/// The default policy, counting the scans it is asked for (select) apart from the prescreen (may_select).
+struct counting_eviction {
+    static inline std::atomic<int> scans{0};
+    ania::idle_then_lru inner;
+    explicit counting_eviction(const ania::session_limits& l) : inner(l) {}
+    void select(std::span<const ania::resident_session> s, std::int64_t now, std::vector<ania::eviction_choice>& out) const {
+        ++scans;
+        inner.select(s, now, out);
+    }
+    bool may_select(std::size_t resident, std::int64_t oldest, std::int64_t now) const { return inner.may_select(resident, oldest, now); }
+};
+static_assert(ania::prescreening_eviction_policy<counting_eviction>);
+} // namespace
+
+TEST_CASE("a tick that cannot evict skips the scan; the bound it keeps follows activity and insertions", "[session][eviction]") {
+    using counted_cache = ania::session_cache<agent_t, counting_eviction, ania::manual_clock>;
+    rig r;
+    counting_eviction::scans = 0;
+    counted_cache cache(r.factory(), r.options({.max_idle = 10min, .max_sessions = 3}), r.clock);
+    for (const char* k : {"g:1", "g:2", "g:3"}) cache.with_agent(k, [](agent_t&) {});
+    r.clock.advance(5min);
+    CHECK(cache.tick() == 0);
+    CHECK(counting_eviction::scans == 0);  // 3 resident (not over the cap), none can be idle: no scan
+    r.clock.advance(3min);
+    CHECK(cache.touch("g:1"));  // g:1 active at 8 min
+    r.clock.advance(2min);      // 10 min: g:2 and g:3 are idle exactly max_idle
+    CHECK(cache.tick() == 2);
+    CHECK(counting_eviction::scans == 1);
+    CHECK(cache.contains("g:1"));
+    r.clock.advance(8min - 1ns);  // the bound is now g:1's 8 min: one nanosecond short of idle, no scan
+    CHECK(cache.tick() == 0);
+    CHECK(counting_eviction::scans == 1);
+    r.clock.advance(1ns);
+    CHECK(cache.tick() == 1);
+    CHECK(counting_eviction::scans == 2);
+    CHECK(cache.resident() == 0);
+    // The LRU cap: at the cap no scan; one more session is a scan that evicts the least recent.
+    for (const char* k : {"g:4", "g:5", "g:6"}) {
+        r.clock.advance(1s);
+        cache.with_agent(k, [](agent_t&) {});
+    }
+    CHECK(cache.tick() == 0);
+    CHECK(counting_eviction::scans == 2);
+    r.clock.advance(1s);
+    cache.with_agent("g:7", [](agent_t&) {});
+    CHECK(cache.tick() == 1);
+    CHECK(counting_eviction::scans == 3);
+    CHECK_FALSE(cache.contains("g:4"));
+    // A clock set back voids the bounds: that pass scans whatever the prescreen would say.
+    r.clock.set(r.clock.now().time_since_epoch() - 1h);
+    CHECK(cache.tick() == 0);
+    CHECK(counting_eviction::scans == 4);
+}

@@ -27,6 +27,10 @@ struct idle_eviction {
         for (std::size_t i = 0; i < s.size(); ++i)
             if (now - s[i].last_active >= max_idle_ns) out.push_back({i, evict_reason::idle});
     }
+    /// Nothing is idle while the oldest activity is younger than max_idle.
+    [[nodiscard]] bool may_select(std::size_t resident, std::int64_t oldest, std::int64_t now) const noexcept {
+        return max_idle_ns > 0 && resident > 0 && now - oldest >= max_idle_ns;
+    }
 };
 
 /// SPEC §3 LRU cap: with more than `max_sessions` resident (0 disables), the least recently active go until
@@ -49,6 +53,9 @@ struct lru_eviction {
         std::nth_element(left.begin(), left.begin() + static_cast<std::ptrdiff_t>(excess - 1), left.end(), older);
         for (std::size_t k = 0; k < excess; ++k) out.push_back({left[k], evict_reason::lru});
     }
+    [[nodiscard]] bool may_select(std::size_t resident, std::int64_t, std::int64_t) const noexcept {
+        return max_sessions > 0 && resident > max_sessions;
+    }
 };
 
 /// Policies applied in order, each seeing the choices of those before it.
@@ -59,12 +66,19 @@ struct eviction_sequence {
     void select(std::span<const resident_session> s, std::int64_t now, std::vector<eviction_choice>& out) const {
         std::apply([&](const auto&... p) { (p.select(s, now, out), ...); }, policies);
     }
+    /// Only when every member can prescreen: one that may select is enough to scan.
+    [[nodiscard]] bool may_select(std::size_t resident, std::int64_t oldest, std::int64_t now) const
+        requires(prescreening_eviction_policy<Ps> && ...)
+    {
+        return std::apply([&](const auto&... p) { return (p.may_select(resident, oldest, now) || ...); }, policies);
+    }
 };
 
 /// The default, as the original: idle first, then the LRU cap over what is left.
 using idle_then_lru = eviction_sequence<idle_eviction, lru_eviction>;
 
-static_assert(eviction_policy<idle_eviction> && eviction_policy<lru_eviction> && eviction_policy<idle_then_lru>);
+static_assert(prescreening_eviction_policy<idle_eviction> && prescreening_eviction_policy<lru_eviction> &&
+              prescreening_eviction_policy<idle_then_lru>);
 
 /// session_limits from `session.*`.
 template <>

@@ -13,6 +13,7 @@
 #include <deque>
 #include <exception>
 #include <functional>
+#include <limits>
 #include <memory>
 #include <mutex>
 #include <semaphore>
@@ -275,58 +276,84 @@ public:
     std::size_t tick() {
         std::lock_guard pass(tick_mutex_);
         const std::int64_t now = now_ns();
-        snapshot_.clear();
-        view_.clear();
-        for (shard& s : shards_) {
-            std::lock_guard l(s.m);
-            for (const auto& [key, e] : s.map) {
-                snapshot_.push_back({&key, e.get()});
-                view_.push_back({key, e->last_active.load(std::memory_order_acquire), e->messages.load(std::memory_order_relaxed),
-                                 e->bytes.load(std::memory_order_relaxed)});
+        // A policy that can tell it would choose nothing (idle, LRU, both) is asked first, from the resident
+        // count and each shard's lower bound of its oldest activity: activity only moves forward, so a bound
+        // taken at the last scan (or lowered by an insertion since) stays a bound. A clock that went back
+        // since the last pass voids the bounds: that pass scans.
+        if constexpr (prescreening_eviction_policy<Eviction>) {
+            if (now >= last_tick_now_) {
+                std::size_t resident = 0;
+                std::int64_t oldest = no_activity;
+                for (shard& s : shards_) {
+                    std::lock_guard l(s.m);
+                    resident += s.map.size();
+                    oldest = std::min(oldest, s.oldest);
+                }
+                if (!policy_.may_select(resident, oldest, now)) {
+                    last_tick_now_ = now;
+                    return 0;
+                }
             }
         }
+        last_tick_now_ = now;
+        snapshot_.clear();
+        view_.clear();
+        for (std::size_t k = 0; k < shard_count; ++k) {
+            shard& s = shards_[k];
+            std::lock_guard l(s.m);
+            range_[k] = snapshot_.size();  // the scan goes shard by shard: shard k is [range_[k], range_[k + 1])
+            std::int64_t oldest = no_activity;
+            for (const auto& [key, e] : s.map) {
+                const std::int64_t at = e->last_active.load(std::memory_order_acquire);
+                oldest = std::min(oldest, at);
+                snapshot_.push_back({&key, e.get()});
+                view_.push_back({key, at, e->messages.load(std::memory_order_relaxed), e->bytes.load(std::memory_order_relaxed)});
+            }
+            s.oldest = oldest;
+            s.inserted = no_activity;
+        }
+        range_[shard_count] = snapshot_.size();
         choices_.clear();
         policy_.select(view_, now, choices_);
-        // Victims grouped by shard: each shard is locked once for all of its victims, and each victim costs one
-        // hash lookup. Under the shard lock a victim's own lock is only tried (the spec's try_lock): failing
-        // means it is responding, and waiting here would invert the order respond() takes the two locks in.
-        by_shard_.clear();
+        // The choices as one byte per scanned session (0: kept, else the reason + 1): the victims then come
+        // shard by shard in scan order, no sort. Each shard is locked once for all of its victims, and a
+        // victim's own lock is only tried (the spec's try_lock): failing means it is responding, and waiting
+        // here would invert the order respond() takes the two locks in.
+        chosen_.assign(snapshot_.size(), 0);
         for (const eviction_choice& c : choices_)
-            if (c.index < snapshot_.size()) by_shard_.push_back({shard_index(*snapshot_[c.index].key), c});
-        std::sort(by_shard_.begin(), by_shard_.end(), [](const victim& x, const victim& y) { return x.shard < y.shard; });
+            if (c.index < chosen_.size()) chosen_[c.index] = static_cast<std::uint8_t>(static_cast<std::uint8_t>(c.why) + 1);
         std::size_t evicted = 0;
-        std::vector<std::unique_ptr<Agent>> gone;  // destroyed after every lock is released
-        gone.reserve(by_shard_.size());
-        std::vector<typename shard_map::node_type> nodes;  // the map's key and entry, freed after the locks too
-        nodes.reserve(by_shard_.size());
-        for (std::size_t i = 0; i < by_shard_.size();) {
-            shard& s = shards_[by_shard_[i].shard];
+        auto& gone = gone_;    // the agents, destroyed after every lock is released
+        auto& nodes = nodes_;  // the map's keys and entries, freed after the locks too
+        gone.clear();          // (left over only if an earlier pass threw)
+        nodes.clear();
+        told_.clear();
+        for (std::size_t k = 0; k < shard_count; ++k) {
+            const auto first = chosen_.begin() + static_cast<std::ptrdiff_t>(range_[k]);
+            const auto last = chosen_.begin() + static_cast<std::ptrdiff_t>(range_[k + 1]);
+            if (std::find_if(first, last, [](std::uint8_t c) { return c != 0; }) == last) continue;
+            shard& s = shards_[k];
             std::lock_guard sl(s.m);
-            for (const std::size_t sh = by_shard_[i].shard; i < by_shard_.size() && by_shard_[i].shard == sh; ++i) {
-                const eviction_choice& c = by_shard_[i].choice;
-                const auto it = s.map.find(*snapshot_[c.index].key);
-                if (it == s.map.end() || it->second.get() != snapshot_[c.index].e) continue;
-                entry& e = *it->second;
-                std::unique_lock el(e.m, std::try_to_lock);
-                if (!el || e.owned || !e.pending.empty() || e.evicted ||
-                    e.last_active.load(std::memory_order_acquire) != view_[c.index].last_active) {
-                    counters_.skipped_busy.fetch_add(1, std::memory_order_relaxed);
+            std::int64_t survivors = no_activity;
+            for (std::size_t i = range_[k]; i < range_[k + 1]; ++i) {
+                if (chosen_[i] == 0 || !evict_one(s, i, nodes, gone)) {
+                    survivors = std::min(survivors, view_[i].last_active);
                     continue;
                 }
-                e.evicted = true;
-                if (opt_.hibernate && e.agent) hibernate(it->first, *e.agent);
-                gone.push_back(std::move(e.agent));
-                el.unlock();
                 ++evicted;
-                (c.why == evict_reason::idle ? counters_.evicted_idle : counters_.evicted_lru).fetch_add(1, std::memory_order_relaxed);
-                nodes.push_back(s.map.extract(it));
-                if (opt_.on_evicted) told_.emplace_back(nodes.size() - 1, c.why);
             }
+            // The bound without the evicted (it would keep the next passes scanning): the survivors as
+            // scanned, and whatever was inserted since.
+            s.oldest = std::min(survivors, s.inserted);
         }
         snapshot_.clear();
         view_.clear();
         for (const auto& [node, why] : told_) notify_evicted(nodes[node].key(), why);
         told_.clear();
+        // Emptied, capacity kept: a tick allocates nothing once the scratch has grown (a large block per
+        // pass would also make glibc consolidate its free lists each time).
+        gone.clear();
+        nodes.clear();
         return evicted;
     }
 
@@ -403,9 +430,12 @@ private:
         std::size_t operator()(std::string_view s) const noexcept { return std::hash<std::string_view>{}(s); }
     };
     using shard_map = std::unordered_map<std::string, std::shared_ptr<entry>, string_hash, std::equal_to<>>;
-    struct shard {
+    static constexpr std::int64_t no_activity = std::numeric_limits<std::int64_t>::max();
+    struct alignas(64) shard {  // a cache line each: two threads on two shards do not share one
         mutable std::mutex m;
         shard_map map;
+        std::int64_t oldest = no_activity;    // a lower bound of its entries' last_active (see tick)
+        std::int64_t inserted = no_activity;  // the oldest insertion since the last scan
     };
     static constexpr std::size_t shard_count = 32;
 
@@ -413,6 +443,29 @@ private:
         return std::chrono::duration_cast<std::chrono::nanoseconds>(clock_.now().time_since_epoch()).count();
     }
     void touch(entry& e) { e.last_active.store(now_ns(), std::memory_order_release); }
+
+    /// Under s's lock: evicts the session scanned at `i` if it is still the same entry, idle since the scan,
+    /// not responding and with nothing queued. Its agent and map node go to `gone` and `nodes` (freed by the
+    /// caller after the locks).
+    bool evict_one(shard& s, std::size_t i, std::vector<typename shard_map::node_type>& nodes, std::vector<std::unique_ptr<Agent>>& gone) {
+        const auto why = static_cast<evict_reason>(chosen_[i] - 1);
+        const auto it = s.map.find(*snapshot_[i].key);
+        if (it == s.map.end() || it->second.get() != snapshot_[i].e) return false;
+        entry& e = *it->second;
+        std::unique_lock el(e.m, std::try_to_lock);
+        if (!el || e.owned || !e.pending.empty() || e.evicted || e.last_active.load(std::memory_order_acquire) != view_[i].last_active) {
+            counters_.skipped_busy.fetch_add(1, std::memory_order_relaxed);
+            return false;
+        }
+        e.evicted = true;
+        if (opt_.hibernate && e.agent) hibernate(it->first, *e.agent);
+        gone.push_back(std::move(e.agent));
+        el.unlock();
+        (why == evict_reason::idle ? counters_.evicted_idle : counters_.evicted_lru).fetch_add(1, std::memory_order_relaxed);
+        nodes.push_back(s.map.extract(it));
+        if (opt_.on_evicted) told_.emplace_back(nodes.size() - 1, why);
+        return true;
+    }
 
     [[nodiscard]] static std::size_t shard_index(std::string_view key) noexcept { return string_hash{}(key) % shard_count; }
     shard& shard_of(std::string_view key) { return shards_[shard_index(key)]; }
@@ -429,8 +482,11 @@ private:
         std::lock_guard l(s.m);
         if (const auto it = s.map.find(key); it != s.map.end()) return it->second;
         auto e = std::make_shared<entry>();
-        e->last_active.store(now_ns(), std::memory_order_relaxed);
+        const std::int64_t now = now_ns();
+        e->last_active.store(now, std::memory_order_relaxed);
         s.map.emplace(std::string(key), e);
+        s.oldest = std::min(s.oldest, now);
+        s.inserted = std::min(s.inserted, now);
         counters_.created.fetch_add(1, std::memory_order_relaxed);
         return e;
     }
@@ -708,14 +764,14 @@ private:
         entry* e;
     };
     std::mutex tick_mutex_;  // one pass at a time; its scratch is reused
+    std::int64_t last_tick_now_ = std::numeric_limits<std::int64_t>::min();
     std::vector<snapshot_entry> snapshot_;
     std::vector<resident_session> view_;
     std::vector<eviction_choice> choices_;
-    struct victim {
-        std::size_t shard;
-        eviction_choice choice;
-    };
-    std::vector<victim> by_shard_;
+    std::size_t range_[shard_count + 1] = {};
+    std::vector<std::uint8_t> chosen_;  // per scanned session: 0, the reason + 1
+    std::vector<std::unique_ptr<Agent>> gone_;
+    std::vector<typename shard_map::node_type> nodes_;
     std::vector<std::pair<std::size_t, evict_reason>> told_;  // (index into the tick's nodes, why)
     mutable std::mutex hibernate_mutex_;
     struct hibernated_entry {
