@@ -35,16 +35,17 @@ struct idle_eviction {
 
 /// SPEC §3 LRU cap: with more than `max_sessions` resident (0 disables), the least recently active go until
 /// `max_sessions` remain. O(n) (a selection, not a sort). Sessions already chosen by an earlier policy count
-/// as gone.
+/// as gone. Not safe to call `select` on one object from two threads at once (its scratch is reused).
 struct lru_eviction {
     std::size_t max_sessions;
     explicit lru_eviction(const session_limits& l) : max_sessions(l.max_sessions) {}
     void select(std::span<const resident_session> s, std::int64_t, std::vector<eviction_choice>& out) const {
         if (max_sessions == 0) return;
-        std::vector<char> taken(s.size(), 0);
+        std::vector<char>& taken = scratch_.taken;
+        taken.assign(s.size(), 0);
         for (const eviction_choice& c : out) taken[c.index] = 1;
-        std::vector<std::size_t> left;
-        left.reserve(s.size());
+        std::vector<std::size_t>& left = scratch_.left;
+        left.clear();
         for (std::size_t i = 0; i < s.size(); ++i)
             if (!taken[i]) left.push_back(i);
         if (left.size() <= max_sessions) return;
@@ -56,6 +57,15 @@ struct lru_eviction {
     [[nodiscard]] bool may_select(std::size_t resident, std::int64_t, std::int64_t) const noexcept {
         return max_sessions > 0 && resident > max_sessions;
     }
+
+private:
+    // Reused between calls (a janitor tick calls select under its own lock: one call at a time per cache);
+    // two 10k-session scratch vectors a tick would be large blocks for the allocator every pass.
+    struct scratch {
+        std::vector<char> taken;
+        std::vector<std::size_t> left;
+    };
+    mutable scratch scratch_;
 };
 
 /// Policies applied in order, each seeing the choices of those before it.

@@ -336,6 +336,12 @@ public:
             std::lock_guard sl(s.m);
             std::int64_t survivors = no_activity;
             for (std::size_t i = range_[k]; i < range_[k + 1]; ++i) {
+                // Each victim is a map node and an entry somewhere in the heap: ask for them a few victims
+                // ahead, so the lookups below do not wait on memory one after the other.
+                if (const std::size_t ahead = i + prefetch_distance; ahead < range_[k + 1] && chosen_[ahead] != 0) {
+                    prefetch(snapshot_[ahead].key);
+                    prefetch(snapshot_[ahead].e);
+                }
                 if (chosen_[i] == 0 || !evict_one(s, i, nodes, gone)) {
                     survivors = std::min(survivors, view_[i].last_active);
                     continue;
@@ -352,6 +358,10 @@ public:
         told_.clear();
         // Emptied, capacity kept: a tick allocates nothing once the scratch has grown (a large block per
         // pass would also make glibc consolidate its free lists each time).
+        for (std::size_t i = 0; i < gone.size(); ++i) {
+            if (i + prefetch_distance < gone.size()) prefetch(gone[i + prefetch_distance].get());
+            gone[i].reset();
+        }
         gone.clear();
         nodes.clear();
         return evicted;
@@ -443,6 +453,15 @@ private:
         return std::chrono::duration_cast<std::chrono::nanoseconds>(clock_.now().time_since_epoch()).count();
     }
     void touch(entry& e) { e.last_active.store(now_ns(), std::memory_order_release); }
+
+    static constexpr std::size_t prefetch_distance = 8;
+    static void prefetch(const void* p) noexcept {
+#if defined(__GNUC__) || defined(__clang__)
+        __builtin_prefetch(p);
+#else
+        (void)p;
+#endif
+    }
 
     /// Under s's lock: evicts the session scanned at `i` if it is still the same entry, idle since the scan,
     /// not responding and with nothing queued. Its agent and map node go to `gone` and `nodes` (freed by the
