@@ -239,9 +239,10 @@ public:
     /// Refreshes the activity of a resident session (an interaction addressed to the AI that does not go
     /// through respond). Returns false when the session is not resident.
     bool touch(std::string_view key) {
-        const shard& s = shard_of(key);
+        const hashed_key k = hashed(key);
+        const shard& s = shards_[k.hash % shard_count];
         std::lock_guard l(s.m);
-        const auto it = s.map.find(key);
+        const auto it = s.map.find(k);
         if (it == s.map.end()) return false;
         touch(*it->second);
         return true;
@@ -435,11 +436,24 @@ private:
         std::atomic<std::size_t> bytes{0};
         std::chrono::steady_clock::time_point last_arrival{};  // debounce only
     };
+    // A key hashed once: the hash picks the shard and is the map's hash too (the lookups pass it along).
+    struct hashed_key {
+        std::string_view key;
+        std::size_t hash;
+    };
     struct string_hash {
         using is_transparent = void;
         std::size_t operator()(std::string_view s) const noexcept { return std::hash<std::string_view>{}(s); }
+        std::size_t operator()(const hashed_key& k) const noexcept { return k.hash; }
     };
-    using shard_map = std::unordered_map<std::string, std::shared_ptr<entry>, string_hash, std::equal_to<>>;
+    struct key_equal {
+        using is_transparent = void;
+        bool operator()(std::string_view a, std::string_view b) const noexcept { return a == b; }
+        bool operator()(const hashed_key& a, std::string_view b) const noexcept { return a.key == b; }
+        bool operator()(std::string_view a, const hashed_key& b) const noexcept { return a == b.key; }
+    };
+    [[nodiscard]] static hashed_key hashed(std::string_view key) noexcept { return {key, string_hash{}(key)}; }
+    using shard_map = std::unordered_map<std::string, std::shared_ptr<entry>, string_hash, key_equal>;
     static constexpr std::int64_t no_activity = std::numeric_limits<std::int64_t>::max();
     struct alignas(64) shard {  // a cache line each: two threads on two shards do not share one
         mutable std::mutex m;
@@ -468,7 +482,7 @@ private:
     /// caller after the locks).
     bool evict_one(shard& s, std::size_t i, std::vector<typename shard_map::node_type>& nodes, std::vector<std::unique_ptr<Agent>>& gone) {
         const auto why = static_cast<evict_reason>(chosen_[i] - 1);
-        const auto it = s.map.find(*snapshot_[i].key);
+        const auto it = s.map.find(hashed(*snapshot_[i].key));
         if (it == s.map.end() || it->second.get() != snapshot_[i].e) return false;
         entry& e = *it->second;
         std::unique_lock el(e.m, std::try_to_lock);
@@ -486,20 +500,19 @@ private:
         return true;
     }
 
-    [[nodiscard]] static std::size_t shard_index(std::string_view key) noexcept { return string_hash{}(key) % shard_count; }
-    shard& shard_of(std::string_view key) { return shards_[shard_index(key)]; }
-    const shard& shard_of(std::string_view key) const { return shards_[string_hash{}(key) % shard_count]; }
 
     std::shared_ptr<entry> find(std::string_view key) const {
-        const shard& s = shard_of(key);
+        const hashed_key k = hashed(key);
+        const shard& s = shards_[k.hash % shard_count];
         std::lock_guard l(s.m);
-        const auto it = s.map.find(key);
+        const auto it = s.map.find(k);
         return it == s.map.end() ? nullptr : it->second;
     }
     std::shared_ptr<entry> get_or_create(std::string_view key) {
-        shard& s = shard_of(key);
+        const hashed_key k = hashed(key);
+        shard& s = shards_[k.hash % shard_count];
         std::lock_guard l(s.m);
-        if (const auto it = s.map.find(key); it != s.map.end()) return it->second;
+        if (const auto it = s.map.find(k); it != s.map.end()) return it->second;
         auto e = std::make_shared<entry>();
         const std::int64_t now = now_ns();
         e->last_active.store(now, std::memory_order_relaxed);
