@@ -8,6 +8,7 @@
 #include <ania/log.hpp>
 #include <ania/text/utf8.hpp>
 #include <ania/text/sha256.hpp>
+#include <ania/text/shared_text.hpp>
 #include <ania/message.hpp>
 #include <ania/usage.hpp>
 #include <ania/json.hpp>

@@ -106,18 +106,25 @@ struct golden_memories {
     }
 };
 
+/// Calls `check(want, item, scope)` for each line of golden file `golden`: `want` is the golden line, `item`
+/// the line `want["i"]` of data file `items`, `scope` want's scope. Every item must have its golden line.
+template <class Check>
+void for_each_golden(const char* golden, const char* items, Check check) {
+    const auto lines = load_lines(items);
+    std::istringstream in(load_golden(golden));
+    std::size_t checked = 0;
+    for (std::string line; std::getline(in, line); ++checked) {
+        const ania::json want = ania::parse_json(line);
+        const ania::json item = ania::parse_json(lines.at(want.at("i").get<std::size_t>()));
+        check(want, item, ania::memory::scope::from(want.at("scope").get<std::string>()));
+    }
+    CHECK(checked == lines.size());  // one golden line per item
+}
+
 /// Every candidate's near-duplicate check against golden/dedup_golden.jsonl.
 template <class Manager, class Backend>
 void check_dedup_golden(Manager& m, golden_memories<Backend>& g) {
-    using ania::json;
-    const auto candidates = load_lines("candidates");
-    std::istringstream golden(load_golden("dedup_golden.jsonl"));
-    std::string line;
-    std::size_t checked = 0;
-    while (std::getline(golden, line)) {
-        const json want = ania::parse_json(line);
-        const json cand = ania::parse_json(candidates.at(want.at("i").get<std::size_t>()));
-        const auto s = ania::memory::scope::from(want.at("scope").get<std::string>());
+    for_each_golden("dedup_golden.jsonl", "candidates", [&](const ania::json& want, const ania::json& cand, const ania::memory::scope& s) {
         const auto rep = m.near_duplicate(s, cand.at("content").get<std::string>());
         INFO("candidate " << want.at("i") << " " << cand.at("content"));
         REQUIRE(rep.best);
@@ -126,36 +133,23 @@ void check_dedup_golden(Manager& m, golden_memories<Backend>& g) {
         CHECK(rep.best->index == want.at("best_index").get<std::size_t>());
         CHECK(rep.best->score == Approx(want.at("dice").get<double>()).margin(1e-6));
         CHECK(rep.is_duplicate == want.at("is_dup").get<bool>());
-        ++checked;
-    }
-    CHECK(checked == candidates.size());  // one golden line per candidate
+    });
 }
 
 /// Every query's keyword search (every hit) against golden/search_golden.jsonl.
 template <class Manager>
 void check_search_golden(Manager& m) {
-    using ania::json;
-    const auto queries = load_lines("queries");
-    std::istringstream golden(load_golden("search_golden.jsonl"));
-    std::string line;
-    std::size_t checked = 0;
-    while (std::getline(golden, line)) {
-        const json want = ania::parse_json(line);
-        const json q = ania::parse_json(queries.at(want.at("i").get<std::size_t>()));
-        const auto s = ania::memory::scope::from(want.at("scope").get<std::string>());
+    for_each_golden("search_golden.jsonl", "queries", [&](const ania::json& want, const ania::json& q, const ania::memory::scope& s) {
         const std::string query = q.at("query").get<std::string>();
         std::vector<std::string> terms;
         for (const auto& t : want.at("terms")) terms.push_back(t.get<std::string>());
         CHECK(ania::memory::tokenize(query) == terms);
-        const auto hits = m.search(s, query);
         std::vector<std::pair<std::size_t, double>> got, expected;
-        for (const auto& h : hits) got.emplace_back(h.index, h.score);
+        for (const auto& h : m.search(s, query)) got.emplace_back(h.index, h.score);
         for (const auto& h : want.at("hits")) expected.emplace_back(h.at(0).get<std::size_t>(), h.at(1).get<double>());
         INFO("query " << want.at("i") << " " << query);
         CHECK(got == expected);
-        ++checked;
-    }
-    CHECK(checked == queries.size());  // one golden line per query
+    });
 }
 
 } // namespace ania_test

@@ -21,6 +21,7 @@
 #include <ania/log.hpp>
 #include <ania/message.hpp>
 #include <ania/text/sha256.hpp>
+#include <ania/text/shared_text.hpp>
 
 namespace ania {
 
@@ -35,14 +36,14 @@ struct tool_images {
 /// the session; the store gets markers); images a tool produces are queued and sent as image parts of the
 /// next round, in a user message after the batch's tool results (the protocol has no image in a tool result).
 struct multimodal {
-    std::string tool_images_text = "以下是工具返回的图片：";
+    shared_text tool_images_text = shared_text::literal("以下是工具返回的图片：");
 
     void prepare_user(message&, const log_sink&) {}
     [[nodiscard]] tool_images from_tool(std::vector<std::string> images, const log_sink&) {
         tool_images out;
         if (images.empty()) return out;
         std::vector<content_part> parts;
-        parts.push_back(content_part::make_text(tool_images_text));
+        parts.push_back(content_part::make_text(tool_images_text.str()));
         for (std::string& url : images) parts.push_back(content_part::make_image(std::move(url)));
         out.next_round = message::user(std::move(parts));
         return out;

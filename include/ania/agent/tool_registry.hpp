@@ -14,6 +14,7 @@
 #include <ania/error.hpp>
 #include <ania/json.hpp>
 #include <ania/message.hpp>
+#include <ania/text/shared_text.hpp>
 #include <ania/text/utf8.hpp>
 #include <ania/tool.hpp>
 
@@ -22,10 +23,10 @@ namespace ania {
 /// The texts the model reads when a call cannot run normally. The defaults are Chinese, as the rest of the
 /// original's tool replies (memory/tools.hpp); `{name}` and `{why}` are filled in.
 struct tool_texts {
-    std::string unknown_tool = "错误：未知工具 {name}";
-    std::string bad_arguments = "错误：工具 {name} 的参数不是合法的 JSON 对象（{why}），请修正后重试。";
-    std::string tool_failed = "错误：工具 {name} 执行失败：{why}";
-    std::string too_many_calls = "错误：一次回复中的工具调用过多，此调用未执行。";
+    shared_text unknown_tool = shared_text::literal("错误：未知工具 {name}");
+    shared_text bad_arguments = shared_text::literal("错误：工具 {name} 的参数不是合法的 JSON 对象（{why}），请修正后重试。");
+    shared_text tool_failed = shared_text::literal("错误：工具 {name} 执行失败：{why}");
+    shared_text too_many_calls = shared_text::literal("错误：一次回复中的工具调用过多，此调用未执行。");
 };
 
 [[nodiscard]] inline std::string fill_tool_text(std::string_view pattern, std::string_view name, std::string_view why = {}) {

@@ -14,6 +14,7 @@
 #include <ania/concepts.hpp>
 #include <ania/context/token_counter.hpp>
 #include <ania/message.hpp>
+#include <ania/text/shared_text.hpp>
 #include <ania/text/utf8.hpp>
 
 namespace ania {
@@ -35,9 +36,10 @@ inline constexpr std::string_view summary_prefix_en = "Here is a summary of the 
 /// english_summary_options() is the same in English. Keep the prompt, labels and texts in one language: the
 /// model answers in the language it is addressed in.
 struct summary_options {
-    std::string prompt{summary_prompt_zh};  ///< sent as the system message of the compression request
-    std::string prefix{summary_prefix_zh};  ///< the summary message starts with this
-    std::string empty_summary = "[对话摘要]（无内容）";  ///< the summary of a transcript with nothing to summarise
+    // The long texts are shared_text: every agent copies its compressor's options (text/shared_text.hpp).
+    shared_text prompt = shared_text::literal(summary_prompt_zh);  ///< sent as the system message of the compression request
+    shared_text prefix = shared_text::literal(summary_prefix_zh);  ///< the summary message starts with this
+    shared_text empty_summary = shared_text::literal("[对话摘要]（无内容）");  ///< the summary of a transcript with nothing to summarise
     std::string user_label = "用户";        ///< transcript lines are `[label]: text`
     std::string assistant_label = "助手";
     std::string system_label = "系统";      ///< system and developer messages kept in the history
@@ -54,9 +56,9 @@ struct summary_options {
 /// summary_options in English: the English prompt and prefix, `[user]` / `[assistant]` labels.
 [[nodiscard]] inline summary_options english_summary_options() {
     summary_options o;
-    o.prompt = summary_prompt_en;
-    o.prefix = summary_prefix_en;
-    o.empty_summary = "[conversation summary] (no content)";
+    o.prompt = shared_text::literal(summary_prompt_en);
+    o.prefix = shared_text::literal(summary_prefix_en);
+    o.empty_summary = shared_text::literal("[conversation summary] (no content)");
     o.user_label = "user";
     o.assistant_label = "assistant";
     o.system_label = "system";
@@ -107,14 +109,14 @@ public:
         r.keep_from = cut;
         std::string summary;
         if (lines.empty()) {
-            summary = opt_.empty_summary;
+            summary = opt_.empty_summary.str();
         } else {
             std::optional<std::string> s = summarise_lines(std::move(lines), r.used, r.error);
             if (!s) return compression_result::failure(std::move(r.error), r.used);
             summary = std::move(*s);
         }
         r.ok = true;
-        r.prefix.push_back(message::user(opt_.prefix + summary));
+        r.prefix.push_back(message::user(opt_.prefix.str() + summary));
         return r;
     }
 
@@ -153,7 +155,7 @@ private:
     }
 
     std::optional<std::string> call(const std::string& transcript, usage& used, std::string& error) {
-        const std::vector<message> request{message::system(opt_.prompt), message::user(transcript)};
+        const std::vector<message> request{message::system(opt_.prompt.str()), message::user(transcript)};
         completion c;
         try {
             c = client().complete(chat_request{std::span<const message>(request)});
