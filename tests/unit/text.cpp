@@ -10,7 +10,10 @@
 #include <vector>
 
 #include <ania/log.hpp>
+#include <ania/agent/tool_registry.hpp>
+#include <ania/compressor/llm_summary.hpp>
 #include <ania/text/sha256.hpp>
+#include <ania/text/shared_text.hpp>
 #include <ania/text/utf8.hpp>
 
 using namespace ania::text;
@@ -220,4 +223,22 @@ TEST_CASE("find_invalid_utf8 agrees with decode_rune on random bytes", "[text][u
         const std::string s = random_bytes(rng, len(rng));
         REQUIRE(find_invalid_utf8(s) == reference(s));
     }
+}
+
+TEST_CASE("shared_text: a default is a literal by view, a set text one copy every copy shares", "[text]") {
+    const ania::tool_texts defaults;
+    const ania::tool_texts copy = defaults;
+    CHECK(copy.unknown_tool.data() == defaults.unknown_tool.data());  // no copy of the text
+    CHECK(copy.unknown_tool == "错误：未知工具 {name}");
+    CHECK(ania::summary_options{}.prompt.data() == ania::summary_prompt_zh.data());
+    ania::tool_texts mine;
+    std::string source = "no tool {name}";
+    mine.unknown_tool = source;
+    source[0] = 'X';  // the text was copied when set: the caller's string may change or go
+    const ania::tool_texts shared = mine;
+    CHECK(shared.unknown_tool.data() == mine.unknown_tool.data());
+    CHECK(shared.unknown_tool == "no tool {name}");
+    CHECK(ania::fill_tool_text(shared.unknown_tool, "search") == "no tool search");
+    CHECK(std::string(ania::shared_text("abc").view()) + "d" == "abcd");
+    CHECK(ania::shared_text().empty());
 }
