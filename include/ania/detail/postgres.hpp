@@ -99,10 +99,9 @@ struct pg_params {
 class pg_connection {
 public:
     explicit pg_connection(const postgres_options& opt) : dsn_(opt.dsn) {
-        if (opt.statement_timeout.count() > 0) {
-            settings_ = "statement_timeout = " + std::to_string(opt.statement_timeout.count());
-            if (opt.transaction_pooling) local_ = "SET LOCAL " + settings_;
-        }
+        const std::string timeout =
+            opt.statement_timeout.count() > 0 ? "statement_timeout = " + std::to_string(opt.statement_timeout.count()) : "";
+        if (!timeout.empty() && opt.transaction_pooling) local_ = "SET LOCAL " + timeout;
         conn_ = PQconnectdb(opt.dsn.c_str());
         if (!conn_ || PQstatus(conn_) != CONNECTION_OK) {
             const std::string why = conn_ ? PQerrorMessage(conn_) : "out of memory";
@@ -111,7 +110,7 @@ public:
             throw error(errc::store_io, "postgres: cannot connect: " + pg_redact(trimmed(why), dsn_));
         }
         PQsetNoticeProcessor(conn_, [](void*, const char*) {}, nullptr);  // NOTICEs (CREATE IF NOT EXISTS) are not errors
-        if (!settings_.empty() && local_.empty()) exec_simple("SET " + settings_, "connection settings");
+        if (!timeout.empty() && !opt.transaction_pooling) exec_simple("SET " + timeout, "connection settings");
     }
     pg_connection(const pg_connection&) = delete;
     pg_connection& operator=(const pg_connection&) = delete;
@@ -191,8 +190,7 @@ private:
 
     PGconn* conn_ = nullptr;
     std::string dsn_;
-    std::string settings_;  // "statement_timeout = N", or empty
-    std::string local_;     // "SET LOCAL ..." with transaction pooling, else empty
+    std::string local_;  // "SET LOCAL statement_timeout = N" with transaction pooling and a timeout, else empty
 };
 
 /// A few connections shared by threads: `use()` lends one for a call; a connection that lost its server is
