@@ -787,3 +787,61 @@ TEST_CASE("a tick that cannot evict skips the scan; the bound it keeps follows a
     CHECK(cache.tick() == 0);
     CHECK(counting_eviction::scans == 4);
 }
+
+namespace {
+struct table_entry {
+    std::string key;
+};
+} // namespace
+
+TEST_CASE("entry_table: a shard's sessions against std::unordered_map, colliding hashes and wrap-around included", "[session][table]") {
+    // Hashes drawn from a small range collide and make long runs that wrap past the array's end: what the
+    // backward shift of take() and the rehash of compact() must keep findable.
+    for (const std::uint32_t hash_range : {7u, 64u, 1u << 30}) {
+        ania::detail::entry_table<table_entry> table;
+        std::unordered_map<std::string, std::pair<std::size_t, std::shared_ptr<table_entry>>> ref;
+        std::uint64_t state = 42 + hash_range;
+        const auto next = [&] { return state = state * 6364136223846793005ULL + 1442695040888963407ULL, state >> 33; };
+        std::size_t peak = 0;
+        for (int step = 0; step < 20000; ++step) {
+            const std::string key = "g:" + std::to_string(next() % 600);
+            const std::size_t hash = (next() % hash_range) | (step % 3 == 0 ? std::size_t{1} << 40 : 0);
+            const auto it = ref.find(key);
+            const auto op = next() % 10;
+            if (it == ref.end() && op < 6) {
+                auto e = std::make_shared<table_entry>(table_entry{key});
+                table.insert(hash, e);
+                ref.emplace(key, std::pair{hash, e});
+            } else if (it != ref.end() && op < 5) {
+                const std::shared_ptr<table_entry> out = table.take(it->second.second.get(), it->second.first);
+                REQUIRE(out == it->second.second);
+                REQUIRE(table.take(out.get(), it->second.first) == nullptr);  // gone: compare-and-delete fails
+                ref.erase(it);
+            } else if (op == 9) {
+                table.compact();
+            }
+            peak = std::max(peak, ref.size());
+            REQUIRE(table.size() == ref.size());
+            if (step % 97 == 0 || ref.size() < 4) {  // every stored key is found, with its own entry
+                for (const auto& [k, v] : ref) {
+                    const auto* found = table.find(k, v.first);
+                    REQUIRE(found);
+                    REQUIRE(*found == v.second);
+                }
+                std::size_t seen = 0;
+                table.for_each([&](const table_entry& e) {
+                    ++seen;
+                    REQUIRE(ref.count(e.key) == 1);
+                });
+                REQUIRE(seen == ref.size());
+            }
+            if (ref.count(key) == 0) REQUIRE(table.find(key, hash) == nullptr);
+        }
+        // Emptied and compacted, the array is given back (memory follows the resident count).
+        for (const auto& [k, v] : ref) REQUIRE(table.take(v.second.get(), v.first) == v.second);
+        table.compact();
+        CHECK(table.size() == 0);
+        CHECK(table.slots().empty());
+        CHECK(peak > 100);
+    }
+}

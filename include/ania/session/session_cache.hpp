@@ -32,6 +32,7 @@
 #include <ania/defaults.hpp>
 #include <ania/error.hpp>
 #include <ania/log.hpp>
+#include <ania/session/entry_table.hpp>
 #include <ania/session/eviction.hpp>
 #include <ania/tool.hpp>
 
@@ -174,10 +175,10 @@ public:
         if (janitor_.joinable()) janitor_.join();
         for (shard& s : shards_) {  // pending persistence reaches the store before the agents go
             std::lock_guard l(s.m);
-            for (auto& [key, e] : s.map) {
-                std::lock_guard el(e->m);
-                if (e->agent) e->agent->history().flush();
-            }
+            s.map.for_each([](entry& e) {
+                std::lock_guard el(e.m);
+                if (e.agent) e.agent->history().flush();
+            });
         }
     }
 
@@ -239,12 +240,12 @@ public:
     /// Refreshes the activity of a resident session (an interaction addressed to the AI that does not go
     /// through respond). Returns false when the session is not resident.
     bool touch(std::string_view key) {
-        const hashed_key k = hashed(key);
-        const shard& s = shards_[k.hash % shard_count];
+        const std::size_t h = hash_of(key);
+        const shard& s = shards_[h % shard_count];
         std::lock_guard l(s.m);
-        const auto it = s.map.find(k);
-        if (it == s.map.end()) return false;
-        touch(*it->second);
+        const auto* e = s.map.find(key, h);
+        if (!e) return false;
+        touch(**e);
         return true;
     }
 
@@ -273,7 +274,7 @@ public:
     }
 
     /// One janitor pass (the janitor thread calls it every `options.tick`). Returns how many it evicted.
-    /// Passes are serialised; only a pass removes entries, so the snapshot may point into the map.
+    /// Passes are serialised; only a pass removes entries, so the snapshot may point at them.
     std::size_t tick() {
         std::lock_guard pass(tick_mutex_);
         const std::int64_t now = now_ns();
@@ -304,11 +305,16 @@ public:
             std::lock_guard l(s.m);
             range_[k] = snapshot_.size();  // the scan goes shard by shard: shard k is [range_[k], range_[k + 1])
             std::int64_t oldest = no_activity;
-            for (const auto& [key, e] : s.map) {
+            const auto& slots = s.map.slots();
+            for (std::size_t j = 0; j < slots.size(); ++j) {
+                // The slots are one array; the entries are in the heap: ask for them a little ahead.
+                if (j + 2 * prefetch_distance < slots.size()) prefetch(slots[j + 2 * prefetch_distance].entry.get());
+                entry* e = slots[j].entry.get();
+                if (!e) continue;
                 const std::int64_t at = e->last_active.load(std::memory_order_acquire);
                 oldest = std::min(oldest, at);
-                snapshot_.push_back({&key, e.get()});
-                view_.push_back({key, at, e->messages.load(std::memory_order_relaxed), e->bytes.load(std::memory_order_relaxed)});
+                snapshot_.push_back(e);
+                view_.push_back({e->key, at, e->messages.load(std::memory_order_relaxed), e->bytes.load(std::memory_order_relaxed)});
             }
             s.oldest = oldest;
             s.inserted = no_activity;
@@ -325,9 +331,9 @@ public:
             if (c.index < chosen_.size()) chosen_[c.index] = static_cast<std::uint8_t>(static_cast<std::uint8_t>(c.why) + 1);
         std::size_t evicted = 0;
         auto& gone = gone_;    // the agents, destroyed after every lock is released
-        auto& nodes = nodes_;  // the map's keys and entries, freed after the locks too
+        auto& dead = dead_;    // the entries, freed after the locks too
         gone.clear();          // (left over only if an earlier pass threw)
-        nodes.clear();
+        dead.clear();
         told_.clear();
         for (std::size_t k = 0; k < shard_count; ++k) {
             const auto first = chosen_.begin() + static_cast<std::ptrdiff_t>(range_[k]);
@@ -339,11 +345,9 @@ public:
             for (std::size_t i = range_[k]; i < range_[k + 1]; ++i) {
                 // Each victim is a map node and an entry somewhere in the heap: ask for them a few victims
                 // ahead, so the lookups below do not wait on memory one after the other.
-                if (const std::size_t ahead = i + prefetch_distance; ahead < range_[k + 1] && chosen_[ahead] != 0) {
-                    prefetch(snapshot_[ahead].key);
-                    prefetch(snapshot_[ahead].e);
-                }
-                if (chosen_[i] == 0 || !evict_one(s, i, nodes, gone)) {
+                if (const std::size_t ahead = i + prefetch_distance; ahead < range_[k + 1] && chosen_[ahead] != 0)
+                    prefetch(snapshot_[ahead]);
+                if (chosen_[i] == 0 || !evict_one(s, i, dead, gone)) {
                     survivors = std::min(survivors, view_[i].last_active);
                     continue;
                 }
@@ -352,19 +356,24 @@ public:
             // The bound without the evicted (it would keep the next passes scanning): the survivors as
             // scanned, and whatever was inserted since.
             s.oldest = std::min(survivors, s.inserted);
+            s.map.compact();
         }
         snapshot_.clear();
         view_.clear();
-        for (const auto& [node, why] : told_) notify_evicted(nodes[node].key(), why);
+        for (const auto& [at, why] : told_) notify_evicted(dead[at]->key, why);
         told_.clear();
         // Emptied, capacity kept: a tick allocates nothing once the scratch has grown (a large block per
-        // pass would also make glibc consolidate its free lists each time).
+        // pass would also make glibc consolidate its free lists each time). The entries go first, while the
+        // eviction above still has them in cache; the agents' destruction would push them out.
+        dead.clear();
         for (std::size_t i = 0; i < gone.size(); ++i) {
-            if (i + prefetch_distance < gone.size()) prefetch(gone[i + prefetch_distance].get());
+            // An agent's destructor reads most of its cache lines: ask for all of them, a few agents ahead.
+            if (i + destroy_ahead < gone.size())
+                for (std::size_t line = 0; line < sizeof(Agent); line += 64)
+                    prefetch(reinterpret_cast<const char*>(gone[i + destroy_ahead].get()) + line);
             gone[i].reset();
         }
         gone.clear();
-        nodes.clear();
         return evicted;
     }
 
@@ -381,7 +390,7 @@ public:
         std::size_t n = 0;
         for (const shard& s : shards_) {
             std::lock_guard l(s.m);
-            for (const auto& [key, e] : s.map) n += e->bytes.load(std::memory_order_relaxed);
+            s.map.for_each([&](const entry& e) { n += e.bytes.load(std::memory_order_relaxed); });
         }
         return n;
     }
@@ -422,6 +431,11 @@ public:
 
 private:
     struct entry {
+        std::string key;               // its conversation (the table's key; set once)
+        std::size_t hash = 0;          // hash_of(key)
+        std::atomic<std::int64_t> last_active{0};  // what a scan reads, beside the key
+        std::atomic<std::size_t> messages{0};
+        std::atomic<std::size_t> bytes{0};
         std::mutex m;                  // guards everything but the atomics
         std::condition_variable idle;  // signalled when the owner lets go
         bool owned = false;            // a reply, a clear or with_agent holds the session
@@ -431,33 +445,18 @@ private:
         std::vector<user_input> pending;         // no allocation while empty (most sessions, most of the time)
         std::stop_source stop{std::nostopstate}; // a fresh one per turn
         std::unique_ptr<Agent> agent;  // touched only by the owner (and the janitor, under m, when not owned)
-        std::atomic<std::int64_t> last_active{0};
-        std::atomic<std::size_t> messages{0};
-        std::atomic<std::size_t> bytes{0};
         std::chrono::steady_clock::time_point last_arrival{};  // debounce only
     };
-    // A key hashed once: the hash picks the shard and is the map's hash too (the lookups pass it along).
-    struct hashed_key {
-        std::string_view key;
-        std::size_t hash;
-    };
-    struct string_hash {
+    // A key is hashed once: the hash picks the shard and is the table's hash too.
+    [[nodiscard]] static std::size_t hash_of(std::string_view key) noexcept { return std::hash<std::string_view>{}(key); }
+    struct string_hash {  // the hibernated tools' map, looked up by view
         using is_transparent = void;
-        std::size_t operator()(std::string_view s) const noexcept { return std::hash<std::string_view>{}(s); }
-        std::size_t operator()(const hashed_key& k) const noexcept { return k.hash; }
+        std::size_t operator()(std::string_view s) const noexcept { return hash_of(s); }
     };
-    struct key_equal {
-        using is_transparent = void;
-        bool operator()(std::string_view a, std::string_view b) const noexcept { return a == b; }
-        bool operator()(const hashed_key& a, std::string_view b) const noexcept { return a.key == b; }
-        bool operator()(std::string_view a, const hashed_key& b) const noexcept { return a == b.key; }
-    };
-    [[nodiscard]] static hashed_key hashed(std::string_view key) noexcept { return {key, string_hash{}(key)}; }
-    using shard_map = std::unordered_map<std::string, std::shared_ptr<entry>, string_hash, key_equal>;
     static constexpr std::int64_t no_activity = std::numeric_limits<std::int64_t>::max();
     struct alignas(64) shard {  // a cache line each: two threads on two shards do not share one
         mutable std::mutex m;
-        shard_map map;
+        detail::entry_table<entry> map;
         std::int64_t oldest = no_activity;    // a lower bound of its entries' last_active (see tick)
         std::int64_t inserted = no_activity;  // the oldest insertion since the last scan
     };
@@ -469,6 +468,7 @@ private:
     void touch(entry& e) { e.last_active.store(now_ns(), std::memory_order_release); }
 
     static constexpr std::size_t prefetch_distance = 8;
+    static constexpr std::size_t destroy_ahead = 3;
     static void prefetch(const void* p) noexcept {
 #if defined(__GNUC__) || defined(__clang__)
         __builtin_prefetch(p);
@@ -478,45 +478,47 @@ private:
     }
 
     /// Under s's lock: evicts the session scanned at `i` if it is still the same entry, idle since the scan,
-    /// not responding and with nothing queued. Its agent and map node go to `gone` and `nodes` (freed by the
-    /// caller after the locks).
-    bool evict_one(shard& s, std::size_t i, std::vector<typename shard_map::node_type>& nodes, std::vector<std::unique_ptr<Agent>>& gone) {
+    /// not responding and with nothing queued. Its agent and entry go to `gone` and `dead` (freed by the
+    /// caller after the locks). The entry is alive: only a pass removes entries, and passes are serialised.
+    bool evict_one(shard& s, std::size_t i, std::vector<std::shared_ptr<entry>>& dead, std::vector<std::unique_ptr<Agent>>& gone) {
         const auto why = static_cast<evict_reason>(chosen_[i] - 1);
-        const auto it = s.map.find(hashed(*snapshot_[i].key));
-        if (it == s.map.end() || it->second.get() != snapshot_[i].e) return false;
-        entry& e = *it->second;
+        entry& e = *snapshot_[i];
         std::unique_lock el(e.m, std::try_to_lock);
         if (!el || e.owned || !e.pending.empty() || e.evicted || e.last_active.load(std::memory_order_acquire) != view_[i].last_active) {
             counters_.skipped_busy.fetch_add(1, std::memory_order_relaxed);
             return false;
         }
+        std::shared_ptr<entry> held = s.map.take(&e, e.hash);  // compare-and-delete: this very entry
+        if (!held) return false;
         e.evicted = true;
-        if (opt_.hibernate && e.agent) hibernate(it->first, *e.agent);
+        if (opt_.hibernate && e.agent) hibernate(e.key, *e.agent);
         gone.push_back(std::move(e.agent));
         el.unlock();
         (why == evict_reason::idle ? counters_.evicted_idle : counters_.evicted_lru).fetch_add(1, std::memory_order_relaxed);
-        nodes.push_back(s.map.extract(it));
-        if (opt_.on_evicted) told_.emplace_back(nodes.size() - 1, why);
+        dead.push_back(std::move(held));
+        if (opt_.on_evicted) told_.emplace_back(dead.size() - 1, why);
         return true;
     }
 
 
     std::shared_ptr<entry> find(std::string_view key) const {
-        const hashed_key k = hashed(key);
-        const shard& s = shards_[k.hash % shard_count];
+        const std::size_t h = hash_of(key);
+        const shard& s = shards_[h % shard_count];
         std::lock_guard l(s.m);
-        const auto it = s.map.find(k);
-        return it == s.map.end() ? nullptr : it->second;
+        const auto* e = s.map.find(key, h);
+        return e ? *e : nullptr;
     }
     std::shared_ptr<entry> get_or_create(std::string_view key) {
-        const hashed_key k = hashed(key);
-        shard& s = shards_[k.hash % shard_count];
+        const std::size_t h = hash_of(key);
+        shard& s = shards_[h % shard_count];
         std::lock_guard l(s.m);
-        if (const auto it = s.map.find(k); it != s.map.end()) return it->second;
+        if (const auto* found = s.map.find(key, h)) return *found;
         auto e = std::make_shared<entry>();
+        e->key.assign(key);
+        e->hash = h;
         const std::int64_t now = now_ns();
         e->last_active.store(now, std::memory_order_relaxed);
-        s.map.emplace(std::string(key), e);
+        s.map.insert(h, e);
         s.oldest = std::min(s.oldest, now);
         s.inserted = std::min(s.inserted, now);
         counters_.created.fetch_add(1, std::memory_order_relaxed);
@@ -791,20 +793,16 @@ private:
     struct {
         std::atomic<std::uint64_t> created{0}, evicted_idle{0}, evicted_lru{0}, cleared{0}, skipped_busy{0}, dropped_pending{0};
     } counters_;
-    struct snapshot_entry {
-        const std::string* key;
-        entry* e;
-    };
     std::mutex tick_mutex_;  // one pass at a time; its scratch is reused
     std::int64_t last_tick_now_ = std::numeric_limits<std::int64_t>::min();
-    std::vector<snapshot_entry> snapshot_;
+    std::vector<entry*> snapshot_;  // alive until this pass removes them (only a pass removes entries)
     std::vector<resident_session> view_;
     std::vector<eviction_choice> choices_;
     std::size_t range_[shard_count + 1] = {};
     std::vector<std::uint8_t> chosen_;  // per scanned session: 0, the reason + 1
     std::vector<std::unique_ptr<Agent>> gone_;
-    std::vector<typename shard_map::node_type> nodes_;
-    std::vector<std::pair<std::size_t, evict_reason>> told_;  // (index into the tick's nodes, why)
+    std::vector<std::shared_ptr<entry>> dead_;
+    std::vector<std::pair<std::size_t, evict_reason>> told_;  // (index into the tick's dead_, why)
     mutable std::mutex hibernate_mutex_;
     struct hibernated_entry {
         std::vector<tool> tools;
