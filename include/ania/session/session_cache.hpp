@@ -32,6 +32,7 @@
 #include <ania/defaults.hpp>
 #include <ania/error.hpp>
 #include <ania/log.hpp>
+#include <ania/session/block_pool.hpp>
 #include <ania/session/entry_table.hpp>
 #include <ania/session/eviction.hpp>
 #include <ania/tool.hpp>
@@ -277,6 +278,13 @@ public:
     /// Passes are serialised; only a pass removes entries, so the snapshot may point at them.
     std::size_t tick() {
         std::lock_guard pass(tick_mutex_);
+        // Entries freed by an earlier pass and not reused since go back to the heap; those this pass frees
+        // are marked for the next one (so memory follows the resident count a tick late).
+        entry_pool_.trim();
+        struct settle_at_end {
+            detail::block_pool& pool;
+            ~settle_at_end() { pool.settle(); }
+        } settle{entry_pool_};
         const std::int64_t now = now_ns();
         // A policy that can tell it would choose nothing (idle, LRU, both) is asked first, from the resident
         // count and each shard's lower bound of its oldest activity: activity only moves forward, so a bound
@@ -330,6 +338,7 @@ public:
         for (const eviction_choice& c : choices_)
             if (c.index < chosen_.size()) chosen_[c.index] = static_cast<std::uint8_t>(static_cast<std::uint8_t>(c.why) + 1);
         std::size_t evicted = 0;
+        std::uint64_t by_reason[2] = {0, 0};  // idle, lru: added to the counters once
         auto& gone = gone_;    // the agents, destroyed after every lock is released
         auto& dead = dead_;    // the entries, freed after the locks too
         gone.clear();          // (left over only if an earlier pass threw)
@@ -346,18 +355,21 @@ public:
                 // Each victim is a map node and an entry somewhere in the heap: ask for them a few victims
                 // ahead, so the lookups below do not wait on memory one after the other.
                 if (const std::size_t ahead = i + prefetch_distance; ahead < range_[k + 1] && chosen_[ahead] != 0)
-                    prefetch(snapshot_[ahead]);
+                    prefetch_all(snapshot_[ahead]);
                 if (chosen_[i] == 0 || !evict_one(s, i, dead, gone)) {
                     survivors = std::min(survivors, view_[i].last_active);
                     continue;
                 }
                 ++evicted;
+                ++by_reason[chosen_[i] - 1 == static_cast<std::uint8_t>(evict_reason::idle) ? 0 : 1];
             }
             // The bound without the evicted (it would keep the next passes scanning): the survivors as
             // scanned, and whatever was inserted since.
             s.oldest = std::min(survivors, s.inserted);
             s.map.compact();
         }
+        counters_.evicted_idle.fetch_add(by_reason[0], std::memory_order_relaxed);
+        counters_.evicted_lru.fetch_add(by_reason[1], std::memory_order_relaxed);
         snapshot_.clear();
         view_.clear();
         for (const auto& [at, why] : told_) notify_evicted(dead[at]->key, why);
@@ -367,10 +379,8 @@ public:
         // eviction above still has them in cache; the agents' destruction would push them out.
         dead.clear();
         for (std::size_t i = 0; i < gone.size(); ++i) {
-            // An agent's destructor reads most of its cache lines: ask for all of them, a few agents ahead.
-            if (i + destroy_ahead < gone.size())
-                for (std::size_t line = 0; line < sizeof(Agent); line += 64)
-                    prefetch(reinterpret_cast<const char*>(gone[i + destroy_ahead].get()) + line);
+            // Its destructor reads most of an agent's cache lines: all of them are asked for, a few agents ahead.
+            if (i + destroy_ahead < gone.size()) prefetch_all(gone[i + destroy_ahead].get());
             gone[i].reset();
         }
         gone.clear();
@@ -476,6 +486,11 @@ private:
         (void)p;
 #endif
     }
+    /// Every cache line of *p (an agent's destructor, an eviction's checks read most of them).
+    template <class T>
+    static void prefetch_all(const T* p) noexcept {
+        for (std::size_t line = 0; line < sizeof(T); line += 64) prefetch(reinterpret_cast<const char*>(p) + line);
+    }
 
     /// Under s's lock: evicts the session scanned at `i` if it is still the same entry, idle since the scan,
     /// not responding and with nothing queued. Its agent and entry go to `gone` and `dead` (freed by the
@@ -494,7 +509,6 @@ private:
         if (opt_.hibernate && e.agent) hibernate(e.key, *e.agent);
         gone.push_back(std::move(e.agent));
         el.unlock();
-        (why == evict_reason::idle ? counters_.evicted_idle : counters_.evicted_lru).fetch_add(1, std::memory_order_relaxed);
         dead.push_back(std::move(held));
         if (opt_.on_evicted) told_.emplace_back(dead.size() - 1, why);
         return true;
@@ -513,7 +527,7 @@ private:
         shard& s = shards_[h % shard_count];
         std::lock_guard l(s.m);
         if (const auto* found = s.map.find(key, h)) return *found;
-        auto e = std::make_shared<entry>();
+        auto e = std::allocate_shared<entry>(detail::pool_allocator<entry>(entry_pool_));
         e->key.assign(key);
         e->hash = h;
         const std::int64_t now = now_ns();
@@ -789,6 +803,7 @@ private:
     Clock clock_;
     Eviction policy_;
     std::counting_semaphore<> slots_;
+    detail::block_pool entry_pool_;  // before the shards: their entries go back to it
     shard shards_[shard_count];
     struct {
         std::atomic<std::uint64_t> created{0}, evicted_idle{0}, evicted_lru{0}, cleared{0}, skipped_busy{0}, dropped_pending{0};
