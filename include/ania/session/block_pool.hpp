@@ -23,7 +23,7 @@ public:
     block_pool(const block_pool&) = delete;
     block_pool& operator=(const block_pool&) = delete;
     ~block_pool() {
-        for (void* p : free_) ::operator delete(p, size_, align_);
+        for (void* p : free_) ::operator delete(p, align_);
     }
 
     [[nodiscard]] void* allocate(std::size_t size, std::size_t align) {
@@ -50,7 +50,7 @@ public:
                 }
             }
         }
-        ::operator delete(p, size, std::align_val_t{align});
+        ::operator delete(p, std::align_val_t{align});
     }
 
     /// Gives back to the heap the blocks that were not reused since the last settle(): the bottom of the
@@ -65,12 +65,12 @@ public:
             try {  // freed outside the lock, so that making entries meanwhile does not wait
                 idle.assign(free_.begin(), bottom);
             } catch (...) {  // no room for the list: freed here
-                for (auto it = free_.begin(); it != bottom; ++it) ::operator delete(*it, size_, align_);
+                for (auto it = free_.begin(); it != bottom; ++it) ::operator delete(*it, align_);
             }
             free_.erase(free_.begin(), bottom);
             settled_ = 0;
         }
-        for (void* p : idle) ::operator delete(p, size_, align_);
+        for (void* p : idle) ::operator delete(p, align_);
     }
     /// Marks every block now on the stack: those still there at the next trim() go back to the heap.
     void settle() noexcept {
@@ -103,7 +103,7 @@ struct pool_allocator {
         return static_cast<T*>(pool->allocate(sizeof(T), alignof(T)));
     }
     void deallocate(T* p, std::size_t n) noexcept {
-        if (n != 1) return ::operator delete(p, n * sizeof(T), std::align_val_t{alignof(T)});
+        if (n != 1) return ::operator delete(p, std::align_val_t{alignof(T)});
         pool->deallocate(p, sizeof(T), alignof(T));
     }
     template <class U>
