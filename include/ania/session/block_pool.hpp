@@ -8,6 +8,24 @@
 #include <new>
 #include <vector>
 
+// Under AddressSanitizer a pooled block is poisoned, so a use of a freed entry is still reported.
+#if defined(__SANITIZE_ADDRESS__)
+#define ANIA_POOL_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define ANIA_POOL_ASAN 1
+#endif
+#endif
+#ifdef ANIA_POOL_ASAN
+#include <sanitizer/asan_interface.h>
+#define ANIA_POOL_POISON(p, n) ASAN_POISON_MEMORY_REGION(p, n)
+#define ANIA_POOL_UNPOISON(p, n) ASAN_UNPOISON_MEMORY_REGION(p, n)
+#undef ANIA_POOL_ASAN
+#else
+#define ANIA_POOL_POISON(p, n) ((void)(p), (void)(n))
+#define ANIA_POOL_UNPOISON(p, n) ((void)(p), (void)(n))
+#endif
+
 namespace ania::detail {
 
 /// A session cache frees thousands of entries in one janitor pass and makes as many again when users come
@@ -23,7 +41,7 @@ public:
     block_pool(const block_pool&) = delete;
     block_pool& operator=(const block_pool&) = delete;
     ~block_pool() {
-        for (void* p : free_) ::operator delete(p, align_);
+        for (void* p : free_) release(p);
     }
 
     [[nodiscard]] void* allocate(std::size_t size, std::size_t align) {
@@ -34,6 +52,7 @@ public:
                 void* p = free_.back();
                 free_.pop_back();
                 settled_ = std::min(settled_, free_.size());
+                ANIA_POOL_UNPOISON(p, size_);
                 return p;
             }
         }
@@ -45,6 +64,7 @@ public:
             if (size == size_ && std::align_val_t{align} == align_) {
                 try {
                     free_.push_back(p);
+                    ANIA_POOL_POISON(p, size_);
                     return;
                 } catch (...) {  // no room to remember it: the heap takes it
                 }
@@ -65,12 +85,12 @@ public:
             try {  // freed outside the lock, so that making entries meanwhile does not wait
                 idle.assign(free_.begin(), bottom);
             } catch (...) {  // no room for the list: freed here
-                for (auto it = free_.begin(); it != bottom; ++it) ::operator delete(*it, align_);
+                for (auto it = free_.begin(); it != bottom; ++it) release(*it);
             }
             free_.erase(free_.begin(), bottom);
             settled_ = 0;
         }
-        for (void* p : idle) ::operator delete(p, align_);
+        for (void* p : idle) release(p);
     }
     /// Marks every block now on the stack: those still there at the next trim() go back to the heap.
     void settle() noexcept {
@@ -83,6 +103,11 @@ public:
     }
 
 private:
+    void release(void* p) const noexcept {  // a pooled block back to the heap
+        ANIA_POOL_UNPOISON(p, size_);
+        ::operator delete(p, align_);
+    }
+
     mutable std::mutex m_;
     std::vector<void*> free_;   // a stack: the most recently freed on top
     std::size_t settled_ = 0;   // the bottom blocks no allocation has reached since settle()
@@ -111,3 +136,6 @@ struct pool_allocator {
 };
 
 } // namespace ania::detail
+
+#undef ANIA_POOL_POISON
+#undef ANIA_POOL_UNPOISON
