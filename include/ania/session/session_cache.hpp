@@ -352,8 +352,8 @@ public:
             std::lock_guard sl(s.m);
             std::int64_t survivors = no_activity;
             for (std::size_t i = range_[k]; i < range_[k + 1]; ++i) {
-                // Each victim is a map node and an entry somewhere in the heap: ask for them a few victims
-                // ahead, so the lookups below do not wait on memory one after the other.
+                // Each victim is an entry somewhere in the heap: ask for its lines a few victims ahead, so
+                // the checks below do not wait on memory one after the other.
                 if (const std::size_t ahead = i + prefetch_distance; ahead < range_[k + 1] && chosen_[ahead] != 0)
                     prefetch_all(snapshot_[ahead]);
                 if (chosen_[i] == 0 || !evict_one(s, i, dead, gone)) {
@@ -516,6 +516,8 @@ private:
         if (opt_.on_evicted) {
             dead.push_back(std::move(held));
             told_.emplace_back(dead.size() - 1, why);
+        } else {
+            held.reset();
         }
         return true;
     }
