@@ -3,6 +3,8 @@
 # includes <ania/ania.hpp>, and tests/compile_time/quickstart_types.cpp (every type the quickstart composes,
 # constructed); median of 3 runs each, and the ratios to the nlohmann-only TU. Not part of the test suite
 # (a timing is not an assertion); run it before and after a change to the headers.
+# `--trace`: instead, one clang++ -ftime-trace compilation of each TU, and where the time goes (parsing,
+# instantiation, code generation) with the costliest instantiations the ania TUs add to the nlohmann-only one.
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 tmp=$(mktemp -d)
@@ -15,6 +17,34 @@ median() {  # FILE: seconds, median of three compilations
     /usr/bin/time -f %e g++ -std=c++20 -O0 -I"$root/include" -c "$1" -o /dev/null 2>&1 >/dev/null | tail -1
   done | sort -n | sed -n 2p
 }
+if [[ "${1:-}" == --trace ]]; then
+  for f in nlohmann_only ania_only quickstart_types; do
+    (cd "$tmp" && clang++ -std=c++20 -O0 -I"$root/include" -ftime-trace -c "$f.cpp" -o "$f.o")
+  done
+  python3 - "$tmp" <<'PY'
+import collections, json, sys
+def load(name):
+    events = [e for e in json.load(open(f"{sys.argv[1]}/{name}.json"))["traceEvents"] if e.get("ph") == "X"]
+    totals, inst = collections.Counter(), collections.Counter()
+    for e in events:
+        if e["name"].startswith("Total "):
+            totals[e["name"][6:]] += e["dur"] / 1e6
+        if e["name"] in ("InstantiateFunction", "InstantiateClass"):
+            inst[e["args"]["detail"][:120]] += e["dur"] / 1e3
+    return totals, inst
+tus = {n: load(n) for n in ("nlohmann_only", "ania_only", "quickstart_types")}
+cols = ("ExecuteCompiler", "Source", "ParseClass", "InstantiateFunction", "InstantiateClass", "Backend")
+print(f"{'':18}" + "".join(f"{c:>20}" for c in cols) + "   (seconds; the phases nest)")
+for n, (t, _) in tus.items():
+    print(f"{n:18}" + "".join(f"{t[c]:20.2f}" for c in cols))
+for n, base in (("ania_only", "nlohmann_only"), ("quickstart_types", "ania_only")):
+    added = collections.Counter({k: v - tus[base][1].get(k, 0) for k, v in tus[n][1].items()})
+    print(f"\n{n}: the costliest instantiations {base} does not have (ms)")
+    for k, v in added.most_common(15):
+        print(f"{v:8.0f}  {k}")
+PY
+  exit 0
+fi
 base=$(median "$tmp/nlohmann_only.cpp")
 printf '%-22s %6s s\n' nlohmann_only "$base"
 for f in ania_only quickstart_types; do
