@@ -38,6 +38,7 @@ struct world {
     ania::memory_store store;
     ania::background_writer<ania::memory_store> writer{store};
     ania::manual_clock clock;
+    std::shared_ptr<const ania::agent_options> bot = std::make_shared<const ania::agent_options>();  // shared by every session, as the README's
     std::unique_ptr<cache_t> cache;
     std::vector<std::string> keys;
 
@@ -47,7 +48,7 @@ struct world {
         o.janitor = false;
         cache = std::make_unique<cache_t>(
             [this](const std::string& key) {
-                return std::make_unique<agent_t>(writer, agent_t::parts{.client = {}}, ania::agent_options{.session = key});
+                return std::make_unique<agent_t>(writer, agent_t::parts{.client = {}}, bot, key);
             },
             o, clock);
         for (std::size_t i = 0; i < n; ++i) keys.push_back("g:" + std::to_string(100000 + i));
@@ -104,11 +105,12 @@ BENCHMARK(tick_lru)->Name("janitor_tick/10k/lru128")->Unit(benchmark::kMicroseco
 void destroy_only(benchmark::State& state) {
     ania::memory_store store;
     ania::background_writer<ania::memory_store> writer(store);
+    const auto bot = std::make_shared<const ania::agent_options>();
     for (auto _ : state) {
         state.PauseTiming();
         std::vector<std::unique_ptr<agent_t>> agents;
         for (int i = 0; i < 9872; ++i) {
-            agents.push_back(std::make_unique<agent_t>(writer, agent_t::parts{.client = {}}, ania::agent_options{.session = "g:" + std::to_string(i)}));
+            agents.push_back(std::make_unique<agent_t>(writer, agent_t::parts{.client = {}}, bot, "g:" + std::to_string(i)));
             benchmark::DoNotOptimize(agents.back()->window().size());
         }
         state.ResumeTiming();

@@ -251,6 +251,49 @@ TEST_CASE("SessionStart context joins the base prompt of every request of the se
     for (const message& m : r.stored()) CHECK(m.content.find("星期二") == std::string::npos);
 }
 
+TEST_CASE("a bot's sessions share one agent_options: each has its own key, history and SessionStart context", "[agent]") {
+    rig r;
+    r.hooks.on_session_start([](const ania::session_start_event& e) { return "会话 " + std::string(e.session); });
+    r.model.reply("a").reply("b").reply("c");
+    const auto shared = std::make_shared<const ania::agent_options>(ania::agent_options{.session = "ignored", .system_prompt = "你是 Ania。"});
+    const test_agent::parts parts{.client = r.model, .hooks = r.hooks, .events = r.events, .log = r.log};
+    test_agent one(r.writer, parts, shared, "g:1");
+    test_agent two(r.writer, parts, shared, "f:2");
+    CHECK(one.session() == "g:1");
+    CHECK(two.session() == "f:2");
+    CHECK(&one.options() == shared.get());  // read, not copied
+    CHECK(&two.options() == shared.get());
+    CHECK(shared.use_count() == 3);
+    REQUIRE(one.chat("1").ok());
+    REQUIRE(two.chat("2").ok());
+    REQUIRE(one.chat("3").ok());
+    const auto& sent = r.model.requests();
+    REQUIRE(sent.size() == 3);
+    CHECK(sent[0][0].content == "你是 Ania。\n\n会话 g:1");
+    CHECK(sent[1][0].content == "你是 Ania。\n\n会话 f:2");
+    CHECK(sent[2][0].content == "你是 Ania。\n\n会话 g:1");
+    CHECK(sent[2].size() == 4);  // g:1's own history: 1, a, then 3
+    CHECK(r.stored("g:1") == std::vector<message>{message::user("1"), message::assistant("a"), message::user("3"), message::assistant("c")});
+    CHECK(r.stored("f:2") == std::vector<message>{message::user("2"), message::assistant("b")});
+    CHECK(r.stored("ignored").empty());
+
+    // Options of its own (the other constructor): its key is theirs.
+    test_agent own(r.writer, parts, ania::agent_options{.session = "g:3"});
+    CHECK(own.session() == "g:3");
+    CHECK(own.options().session == "g:3");
+    CHECK(own.shared_options().use_count() == 1);
+    // No base prompt, no context: no system message at all.
+    r.model.reply("d");
+    test_agent bare(r.writer, {.client = r.model, .log = r.log}, std::make_shared<const ania::agent_options>(), "g:4");
+    REQUIRE(bare.chat("4").ok());
+    CHECK(r.model.requests().back().size() == 1);
+    CHECK(r.model.requests().back()[0].role == role::user);
+
+    CHECK_THROWS_AS(test_agent(r.writer, parts, std::shared_ptr<const ania::agent_options>(), "g:5"), ania::error);
+    const auto bad = std::make_shared<const ania::agent_options>(ania::agent_options{.max_iterations = 0});
+    CHECK_THROWS_AS(test_agent(r.writer, parts, bad, "g:5"), ania::error);
+}
+
 TEST_CASE("a client failure on the first call commits nothing; after tools ran, the partial turn is kept", "[agent][failure]") {
     rig r;
     r.tools.push_back(echo_tool());

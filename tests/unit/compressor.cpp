@@ -181,6 +181,30 @@ TEST_CASE("llm_summary in English: English labels and texts", "[compressor][summ
     CHECK(empty.prefix.at(0).content == "Here is a summary of the earlier conversation:\n[conversation summary] (no content)");
 }
 
+TEST_CASE("llm_summary: the options are shared, the defaults by a pointer that owns nothing", "[compressor][summary]") {
+    scripted_client client;
+    // Every agent builds its own compressor: built without options, it allocates none and counts nothing.
+    const ania::llm_summary<scripted_client> a(client), b(client, client);
+    CHECK(&a.options() == &b.options());
+    CHECK(a.options().prompt.view() == ania::summary_prompt_zh);
+    // Options of one's own: one copy, shared by the compressor's copies and by whoever shares the pointer.
+    auto en = std::make_shared<const ania::summary_options>(ania::english_summary_options());
+    ania::llm_summary<scripted_client> c(client, en);
+    const ania::llm_summary<scripted_client> d = c;
+    CHECK(&c.options() == en.get());
+    CHECK(&d.options() == en.get());
+    CHECK(en.use_count() == 3);
+    client.reply("fine");
+    const std::vector<message> h = {message::user("hi")};
+    REQUIRE(c.compress({h, {}}).ok);
+    CHECK(client.requests().at(0).at(1).content == "[user]: hi");
+    // By value: copied once.
+    const ania::llm_summary<scripted_client> e(client, ania::english_summary_options());
+    CHECK(e.options().user_label == "user");
+    CHECK(&e.options() != &a.options());
+    CHECK_THROWS_AS(ania::llm_summary<scripted_client>(client, ania::llm_summary<scripted_client>::shared_options()), ania::error);
+}
+
 TEST_CASE("llm_summary: an empty transcript needs no call", "[compressor][summary]") {
     scripted_client client;
     ania::llm_summary<scripted_client> summary(client);

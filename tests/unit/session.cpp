@@ -15,7 +15,19 @@
 #include <thread>
 #include <vector>
 
+// g++ says which sanitizer is on with __SANITIZE_*__, clang++ with __has_feature.
 #if defined(__SANITIZE_ADDRESS__)
+#define ANIA_TEST_ASAN 1
+#elif defined(__SANITIZE_THREAD__)
+#define ANIA_TEST_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define ANIA_TEST_ASAN 1
+#elif __has_feature(thread_sanitizer)
+#define ANIA_TEST_TSAN 1
+#endif
+#endif
+#ifdef ANIA_TEST_ASAN
 #include <sanitizer/asan_interface.h>
 #endif
 
@@ -359,7 +371,7 @@ TEST_CASE("handoff: a message arriving at any point of the end of a reply is nev
     CHECK(r.model.g->lines == 40000);
 }
 
-#if !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)  // their allocators do not report through mallinfo2
+#if !defined(ANIA_TEST_ASAN) && !defined(ANIA_TEST_TSAN)  // their allocators do not report through mallinfo2
 #include <malloc.h>
 
 namespace {
@@ -872,7 +884,7 @@ TEST_CASE("block_pool: a freed block is reused; one not reused for a whole tick 
     pool.settle();
     pool.trim();
     CHECK(pool.idle_blocks() == 0);
-#if defined(__SANITIZE_ADDRESS__)
+#ifdef ANIA_TEST_ASAN
     // Under ASan a pooled block is poisoned (a use of a freed entry is still caught), and usable again once reused.
     void* p = pool.allocate(size, align);
     pool.deallocate(p, size, align);

@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <exception>
+#include <memory>
 #include <optional>
 #include <span>
 #include <stop_token>
@@ -83,21 +84,16 @@ public:
         clock_type clock{};
     };
 
+    /// One session with options of its own (kept in one heap copy; `opt.session` is its key).
     basic_agent(writer_type& history, parts p, agent_options opt)
-        : writer_(history),
-          opt_(std::move(opt)),
-          log_(std::move(p.log)),
-          log_sink_([l = log_](log_level level, std::string_view text) { l(level, text); }),
-          client_(p.client),
-          compressor_(make_compressor(p)),
-          images_(std::move(p.images)),
-          tools_(std::move(p.tools)),
-          hooks_(std::move(p.hooks)),
-          events_(std::move(p.events)),
-          clock_(std::move(p.clock)),
-          window_(opt_.window) {
-        if (opt_.max_iterations < 1) throw error(errc::invalid_argument, "agent_options::max_iterations must be at least 1");
-    }
+        : basic_agent(history, std::move(p), std::make_shared<const agent_options>(std::move(opt)), nullptr) {}
+
+    /// The sessions of one bot sharing its options: `opt` is read, never copied (10,000 sessions keep one copy
+    /// of the system prompt and the texts, and an agent is ~400 bytes smaller); `session` is this agent's key
+    /// (`opt->session` is not used). What a session cache's factory does:
+    /// `std::make_unique<bot>(writer, bot::parts{.client = c}, shared_options, key)`.
+    basic_agent(writer_type& history, parts p, std::shared_ptr<const agent_options> opt, std::string session)
+        : basic_agent(history, std::move(p), std::move(opt), &session) {}
 
     basic_agent(const basic_agent&) = delete;
     basic_agent& operator=(const basic_agent&) = delete;
@@ -114,7 +110,7 @@ public:
         chat_result res;
         start();
         const prompt_decision d = guarded("UserPromptSubmit", prompt_decision{},
-                                          [&] { return hooks_.user_prompt_submit({opt_.session, input.text}); });
+                                          [&] { return hooks_.user_prompt_submit({session_, input.text}); });
         if (d.block) {
             res.end = turn_end::blocked;
             res.error = d.reason;
@@ -138,7 +134,7 @@ public:
     void clear() {
         start();
         window_.clear();
-        writer_.clear(opt_.session);
+        writer_.clear(session_);
         aligned_ = true;
     }
 
@@ -152,8 +148,11 @@ public:
         return tools_.remove(name);
     }
 
-    [[nodiscard]] const std::string& session() const noexcept { return opt_.session; }
-    [[nodiscard]] const agent_options& options() const noexcept { return opt_; }
+    /// This agent's key (the history's).
+    [[nodiscard]] const std::string& session() const noexcept { return session_; }
+    /// The options, maybe shared with the bot's other sessions (then their `session` is not this one's key).
+    [[nodiscard]] const agent_options& options() const noexcept { return *opt_; }
+    [[nodiscard]] const std::shared_ptr<const agent_options>& shared_options() const noexcept { return opt_; }
     /// The history as the model sees it (loaded on first use).
     [[nodiscard]] const window_type& window() {
         start();
@@ -169,6 +168,23 @@ public:
     [[nodiscard]] writer_type& history() noexcept { return writer_; }
 
 private:
+    basic_agent(writer_type& history, parts&& p, std::shared_ptr<const agent_options> opt, std::string* session)
+        : writer_(history),
+          opt_(opt ? std::move(opt) : throw error(errc::invalid_argument, "basic_agent: the shared agent_options are null")),
+          session_(session ? std::move(*session) : opt_->session),
+          log_(std::move(p.log)),
+          log_sink_([l = log_](log_level level, std::string_view text) { l(level, text); }),
+          client_(p.client),
+          compressor_(make_compressor(p)),
+          images_(std::move(p.images)),
+          tools_(std::move(p.tools)),
+          hooks_(std::move(p.hooks)),
+          events_(std::move(p.events)),
+          clock_(std::move(p.clock)),
+          window_(opt_->window) {
+        if (opt_->max_iterations < 1) throw error(errc::invalid_argument, "agent_options::max_iterations must be at least 1");
+    }
+
     static compressor_type make_compressor(parts& p) {
         if (p.compressor) return std::move(*p.compressor);
         if constexpr (checked::spec_compression) {
@@ -210,27 +226,23 @@ private:
         started_ = true;
         std::vector<message> h;
         try {
-            h = writer_.load(opt_.session);
+            h = writer_.load(session_);
         } catch (const std::exception& e) {
             log_to(log_sink_, log_level::error, std::string("loading the history failed (continuing without it): ") + e.what());
-            emit(persistence_event{opt_.session, e.what()});
+            emit(persistence_event{session_, e.what()});
         } catch (...) {
             log_to(log_sink_, log_level::error, "loading the history failed (continuing without it)");
-            emit(persistence_event{opt_.session, "unknown exception"});
+            emit(persistence_event{session_, "unknown exception"});
         }
-        const repair_report r = repair_transcript(h, opt_.repair);
+        const repair_report r = repair_transcript(h, opt_->repair);
         aligned_ = !r.changed();  // the store holds exactly what the window will: a cut may drop_front
         if (r.changed()) {
-            log_to(log_sink_, log_level::warn, "repaired the stored transcript of " + opt_.session);
-            emit(repair_event{opt_.session, repair_event::site::load, r, 0});
+            log_to(log_sink_, log_level::warn, "repaired the stored transcript of " + session_);
+            emit(repair_event{session_, repair_event::site::load, r, 0});
         }
         window_.assign(std::move(h));
-        std::string prompt = opt_.system_prompt;
-        std::string context = guarded("SessionStart", std::string(),
-                                      [&] { return std::string(hooks_.session_start({opt_.session, window_.size()})); });
-        if (!context.empty()) prompt += prompt.empty() ? context : "\n\n" + context;
-        has_system_ = !prompt.empty();
-        if (has_system_) system_ = message::system(std::move(prompt));
+        start_context_ = guarded("SessionStart", std::string(),
+                                 [&] { return std::string(hooks_.session_start({session_, window_.size()})); });
         tools_changed_ = true;
     }
 
@@ -238,7 +250,7 @@ private:
     void update_overhead() {
         if (!tools_changed_) return;
         tools_changed_ = false;
-        std::int64_t raw = has_system_ ? window_.counter().count(system_) : 0;
+        std::int64_t raw = has_system() ? window_.counter().count(system_message()) : 0;
         if (!tools_.tools().empty()) {
             json defs = json::array();
             for (const tool& t : tools_.tools()) defs.push_back(t.definition());
@@ -261,15 +273,15 @@ private:
         compress_hooks ch;
         ch.pre_compact = [this](const pre_compact_event& e) { notify("PreCompact", [&] { hooks_.pre_compact(e); }); };
         ch.log = log_sink_;
-        ch.repair = opt_.repair;
-        ch.image_marker = opt_.persist.image_marker;
+        ch.repair = opt_->repair;
+        ch.image_marker = opt_->persist.image_marker;
         ch.drop_front_when_possible = aligned_;
         ch.force = why == compression_event::trigger::context_length;
-        compress_report rep = maybe_compress(window_, compressor_, writer_, opt_.session, res.stats, ch);
+        compress_report rep = maybe_compress(window_, compressor_, writer_, session_, res.stats, ch);
         if (rep.status == compress_status::not_due) return false;
         const bool done = rep.status == compress_status::compressed;
         if (done) aligned_ = true;  // replace/drop_front: the store is the window again
-        emit(compression_event{opt_.session, why, rep.status, tokens_before, window_.estimated_tokens(), rep.before, rep.after,
+        emit(compression_event{session_, why, rep.status, tokens_before, window_.estimated_tokens(), rep.before, rep.after,
                                rep.dropped, rep.prefix, done && !rep.error.empty(), rep.error, rep.used});
         if (res.compressions++ == 0) res.compression = std::move(rep);
         return done;
@@ -297,9 +309,9 @@ private:
             out += s;
         };
         for (const std::string& s : copt.injections) add(s);
-        if (opt_.auto_inject) {
+        if (opt_->auto_inject) {
             const std::string text = kept.text();
-            add(guarded("auto_inject", std::string(), [&] { return opt_.auto_inject(opt_.session, text); }));
+            add(guarded("auto_inject", std::string(), [&] { return opt_->auto_inject(session_, text); }));
         }
         add(hook_context);
         return out;
@@ -319,11 +331,21 @@ private:
         return m;
     }
 
-    [[nodiscard]] std::span<const message> system_span() const noexcept { return {&system_, has_system_ ? 1u : 0u}; }
+    /// The base prompt and what SessionStart added to it. Built for each turn, not kept: a bot's sessions share
+    /// the prompt (often kilobytes), and one copy per turn is nothing beside a model call.
+    [[nodiscard]] bool has_system() const noexcept { return !opt_->system_prompt.empty() || !start_context_.empty(); }
+    [[nodiscard]] message system_message() const {
+        const std::string& prompt = opt_->system_prompt;
+        if (start_context_.empty()) return message::system(prompt);
+        return message::system(prompt.empty() ? start_context_ : prompt + "\n\n" + start_context_);
+    }
 
     void run_loop(chat_result& res, const chat_options& copt, const std::stop_token& stop) {
-        const int max_iterations = copt.max_iterations > 0 ? copt.max_iterations : opt_.max_iterations;
+        const int max_iterations = copt.max_iterations > 0 ? copt.max_iterations : opt_->max_iterations;
         bool length_retried = false;
+        const bool with_system = has_system();
+        const message system = with_system ? system_message() : message{};
+        const std::span<const message> system_part(&system, with_system ? 1u : 0u);
         while (true) {
             if (stop.stop_requested()) {
                 res.end = turn_end::cancelled;
@@ -335,7 +357,7 @@ private:
             }
             check_turn(res);
             update_overhead();
-            const chat_request request{{system_span(), window_.messages(), turn_}, tools_.tools(), stop};
+            const chat_request request{{system_part, window_.messages(), turn_}, tools_.tools(), stop};
             completion c;
             try {
                 c = client_.complete(request);
@@ -409,14 +431,14 @@ private:
             }
             const tool_call& call = turn_[at].tool_calls[k];
             std::string result;
-            if (k >= opt_.max_tool_calls_per_reply) {
-                result = opt_.tool_replies.too_many_calls;
+            if (k >= opt_->max_tool_calls_per_reply) {
+                result = opt_->tool_replies.too_many_calls;
             } else {
-                tool_decision d = guarded("PreToolUse", tool_decision{}, [&] { return hooks_.pre_tool_use({opt_.session, call}); });
+                tool_decision d = guarded("PreToolUse", tool_decision{}, [&] { return hooks_.pre_tool_use({session_, call}); });
                 if (d.block) {
                     result = d.reason.empty() ? std::string("blocked") : std::move(d.reason);
                 } else {
-                    tool_output out = tools_.run(call, opt_.tool_replies);
+                    tool_output out = tools_.run(call, opt_->tool_replies);
                     result = std::move(out.text);
                     if (!out.images.empty()) {
                         tool_images ti = images_.from_tool(std::move(out.images), log_sink_);
@@ -424,8 +446,8 @@ private:
                         if (ti.next_round) next_round.push_back(std::move(*ti.next_round));
                     }
                 }
-                const std::string_view seen = text::truncate_runes(result, opt_.post_tool_use_runes);
-                notify("PostToolUse", [&] { hooks_.post_tool_use({opt_.session, call, seen}); });
+                const std::string_view seen = text::truncate_runes(result, opt_->post_tool_use_runes);
+                notify("PostToolUse", [&] { hooks_.post_tool_use({session_, call, seen}); });
             }
             turn_.push_back(message::tool_result(call.id, std::move(result)));
         }
@@ -448,34 +470,35 @@ private:
     /// alone is checked: a request costs O(turn), not O(history).
     void check_turn(chat_result& res) {
         if (is_valid_transcript(turn_)) return;
-        const repair_report r = repair_transcript(turn_, opt_.repair);
+        const repair_report r = repair_transcript(turn_, opt_->repair);
         res.repaired.results_dropped += r.results_dropped;
         res.repaired.results_added += r.results_added;
         res.repaired.calls_dropped += r.calls_dropped;
         res.repaired.messages_dropped += r.messages_dropped;
         log_to(log_sink_, log_level::warn, "repaired the model's tool calls before sending");
-        emit(repair_event{opt_.session, repair_event::site::reply, r, res.ids_assigned});
+        emit(repair_event{session_, repair_event::site::reply, r, res.ids_assigned});
     }
 
     /// The one place a turn is written: both copies derived together, the stored one through the writer.
     void commit(chat_result& res, message kept) {
         if (replies_ == 0) return;
         replies_ = 0;
-        turn_copies copies = make_turn_copies(turn_, std::move(kept), opt_.persist);
+        turn_copies copies = make_turn_copies(turn_, std::move(kept), opt_->persist);
         res.messages = copies.window;
-        writer_.append(opt_.session, std::move(copies.stored));
+        writer_.append(session_, std::move(copies.stored));
         window_.append(std::move(copies.window));
         window_.record_request(res.stats);
     }
 
     void finish(chat_result& res, typename clock_type::time_point started) {
         turn_.clear();
-        notify("Stop", [&] { hooks_.stop({opt_.session, res.reply, res.end}); });
+        notify("Stop", [&] { hooks_.stop({session_, res.reply, res.end}); });
         res.elapsed = std::chrono::duration_cast<std::chrono::nanoseconds>(clock_.now() - started);
     }
 
     writer_type& writer_;
-    agent_options opt_;
+    std::shared_ptr<const agent_options> opt_;  // never null; maybe shared by the bot's sessions
+    std::string session_;
     [[no_unique_address]] log_type log_;
     log_sink log_sink_;  // log_ for the parts that take a log_sink
     client_type client_;
@@ -486,10 +509,10 @@ private:
     [[no_unique_address]] events_type events_;
     [[no_unique_address]] clock_type clock_;
     window_type window_;
-    message system_;
+    std::string start_context_;  // what SessionStart added to the base prompt (usually nothing)
     std::vector<message> turn_;  // this turn, from its user message as sent; reused between turns
     std::size_t replies_ = 0;    // model replies in turn_
-    bool started_ = false, has_system_ = false, aligned_ = false, tools_changed_ = true;
+    bool started_ = false, aligned_ = false, tools_changed_ = true;
 };
 
 /// The default traits with a client (and a store): `ania::agent<my_client>`, `ania::agent<my_client, ania::sqlite_store>`.

@@ -18,10 +18,16 @@ class default_compressor : public with_fallback<llm_summary<Client>, truncate_ol
     using base = with_fallback<llm_summary<Client>, truncate_oldest_half>;
 
 public:
-    explicit default_compressor(Client main, summary_options opt = {})
-        : base(llm_summary<Client>(std::move(main), std::move(opt))) {}
-    default_compressor(Client main, Client compression, summary_options opt = {})
-        : base(llm_summary<Client>(std::move(main), std::move(compression), std::move(opt))) {}
+    using shared_options = typename llm_summary<Client>::shared_options;
+
+    explicit default_compressor(Client main) : base(std::in_place, std::move(main)) {}
+    default_compressor(Client main, summary_options opt) : base(std::in_place, std::move(main), std::move(opt)) {}
+    default_compressor(Client main, shared_options opt) : base(std::in_place, std::move(main), std::move(opt)) {}
+    default_compressor(Client main, Client compression) : base(std::in_place, std::move(main), std::move(compression)) {}
+    default_compressor(Client main, Client compression, summary_options opt)
+        : base(std::in_place, std::move(main), std::move(compression), std::move(opt)) {}
+    default_compressor(Client main, Client compression, shared_options opt)
+        : base(std::in_place, std::move(main), std::move(compression), std::move(opt)) {}
 };
 static_assert(compressor<default_compressor<chat_client_archetype>>);
 

@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <exception>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -13,6 +14,7 @@
 
 #include <ania/concepts.hpp>
 #include <ania/context/token_counter.hpp>
+#include <ania/error.hpp>
 #include <ania/message.hpp>
 #include <ania/text/shared_text.hpp>
 #include <ania/text/utf8.hpp>
@@ -91,38 +93,48 @@ struct summary_options {
 /// message `prefix + summary`. An empty transcript gives `prefix + empty_summary` without a call.
 /// An empty or whitespace-only summary, a failed call or an exception from the client is a failure.
 /// `Client` is held by value: pass a cheap handle (a real client shares its connection pool).
+///
+/// The options are held by a shared pointer: every agent has its own compressor, and copies (a bot's
+/// sessions) share one set. Without options of its own it points to the defaults (no allocation, no count).
 template <chat_client Client>
 class llm_summary {
 public:
-    explicit llm_summary(Client main, summary_options opt = {}) : main_(std::move(main)), opt_(std::move(opt)) {}
-    llm_summary(Client main, Client compression, summary_options opt = {})
-        : main_(std::move(main)), compression_(std::move(compression)), opt_(std::move(opt)) {}
+    using shared_options = std::shared_ptr<const summary_options>;
+
+    explicit llm_summary(Client main) : main_(std::move(main)), opt_(defaults()) {}
+    llm_summary(Client main, summary_options opt) : main_(std::move(main)), opt_(std::make_shared<const summary_options>(std::move(opt))) {}
+    llm_summary(Client main, shared_options opt) : main_(std::move(main)), opt_(checked(std::move(opt))) {}
+    llm_summary(Client main, Client compression) : main_(std::move(main)), compression_(std::move(compression)), opt_(defaults()) {}
+    llm_summary(Client main, Client compression, summary_options opt)
+        : main_(std::move(main)), compression_(std::move(compression)), opt_(std::make_shared<const summary_options>(std::move(opt))) {}
+    llm_summary(Client main, Client compression, shared_options opt)
+        : main_(std::move(main)), compression_(std::move(compression)), opt_(checked(std::move(opt))) {}
 
     [[nodiscard]] compression_result compress(const compress_input& in) {
         const auto h = in.history;
         const std::size_t cut = keep_from(h);
-        if (opt_.keep_last_turns > 0 && cut == 0)
+        if (opt_->keep_last_turns > 0 && cut == 0)
             return compression_result::failure("llm_summary: nothing older than the newest " +
-                                               std::to_string(opt_.keep_last_turns) + " turns to summarise");
-        std::vector<std::string> lines = transcript_lines(h.first(cut), opt_);
+                                               std::to_string(opt_->keep_last_turns) + " turns to summarise");
+        std::vector<std::string> lines = transcript_lines(h.first(cut), *opt_);
         compression_result r;
         r.keep_from = cut;
         std::string summary;
         if (lines.empty()) {
-            summary = opt_.empty_summary.str();
+            summary = opt_->empty_summary.str();
         } else {
             std::optional<std::string> s = summarise_lines(std::move(lines), r.used, r.error);
             if (!s) return compression_result::failure(std::move(r.error), r.used);
             summary = std::move(*s);
         }
         r.ok = true;
-        r.prefix.push_back(message::user(opt_.prefix.str() + summary));
+        r.prefix.push_back(message::user(opt_->prefix.str() + summary));
         return r;
     }
 
     /// The client compression calls: the compression client if configured, else the main one.
     [[nodiscard]] Client& client() noexcept { return compression_ ? *compression_ : main_; }
-    [[nodiscard]] const summary_options& options() const noexcept { return opt_; }
+    [[nodiscard]] const summary_options& options() const noexcept { return *opt_; }
 
     /// The transcript as the compressor sends it, one `[label]: text` line per message.
     [[nodiscard]] static std::vector<std::string> transcript_lines(std::span<const message> h,
@@ -145,17 +157,17 @@ public:
 private:
     /// Where the verbatim tail starts (keep_last_turns), or h.size() when everything is summarised.
     [[nodiscard]] std::size_t keep_from(std::span<const message> h) const noexcept {
-        if (opt_.keep_last_turns == 0) return h.size();
+        if (opt_->keep_last_turns == 0) return h.size();
         std::size_t turns = 0;
         for (std::size_t i = h.size(); i-- > 0;) {
             const bool starts_turn = h[i].role == role::user && (i == 0 || h[i - 1].role != role::user);
-            if (starts_turn && ++turns == opt_.keep_last_turns) return i;
+            if (starts_turn && ++turns == opt_->keep_last_turns) return i;
         }
         return 0;
     }
 
     std::optional<std::string> call(const std::string& transcript, usage& used, std::string& error) {
-        const std::vector<message> request{message::system(opt_.prompt.str()), message::user(transcript)};
+        const std::vector<message> request{message::system(opt_->prompt.str()), message::user(transcript)};
         completion c;
         try {
             c = client().complete(chat_request{std::span<const message>(request)});
@@ -188,9 +200,9 @@ private:
             }
             return out;
         };
-        if (opt_.chunk_tokens <= 0) return call(join(lines, 0, lines.size()), used, error);
-        const std::int64_t limit = opt_.chunk_tokens;
-        for (std::size_t round = 0; round < opt_.max_rounds; ++round) {
+        if (opt_->chunk_tokens <= 0) return call(join(lines, 0, lines.size()), used, error);
+        const std::int64_t limit = opt_->chunk_tokens;
+        for (std::size_t round = 0; round < opt_->max_rounds; ++round) {
             std::int64_t total = 0;
             for (std::string& l : lines) {
                 if (char_class_counter::text_tokens(l) > limit)  // one line alone too big: cut it (>= 0.1 token/rune)
@@ -207,7 +219,7 @@ private:
                     t += char_class_counter::text_tokens(lines[e++]) + 1;
                 std::optional<std::string> s = call(join(lines, b, e), used, error);
                 if (!s) return std::nullopt;
-                summaries.push_back("[" + opt_.summary_label + "]: " + *s);
+                summaries.push_back("[" + opt_->summary_label + "]: " + *s);
                 b = e;
             }
             lines = std::move(summaries);
@@ -216,9 +228,33 @@ private:
         return std::nullopt;
     }
 
+    /// The default options, by a pointer that owns nothing (the aliasing constructor): copying it costs nothing.
+    [[nodiscard]] static const shared_options& defaults() {
+        static const summary_options def;
+        static const shared_options p(shared_options(), &def);
+        return p;
+    }
+    [[nodiscard]] static shared_options checked(shared_options p) {
+        if (!p) throw error(errc::invalid_argument, "llm_summary: the shared summary_options are null");
+        return p;
+    }
+
     Client main_;
     std::optional<Client> compression_;
-    summary_options opt_;
+    shared_options opt_;  // never null
+
+public:
+    // Out of line on purpose: inlined into the destructor of a disengaged std::optional holding a compressor
+    // (basic_agent::parts::compressor), g++ 12 at -O2 reports the shared pointer "maybe uninitialized" (the
+    // std::optional false positive, GCC PR 80635) -- an error under -Werror in the user's build.
+#if defined(__GNUC__) && !defined(__clang__)
+    [[gnu::noinline]]
+#endif
+    ~llm_summary() {}
+    llm_summary(const llm_summary&) = default;
+    llm_summary(llm_summary&&) noexcept = default;
+    llm_summary& operator=(const llm_summary&) = default;
+    llm_summary& operator=(llm_summary&&) noexcept = default;
 };
 
 static_assert(compressor<llm_summary<chat_client_archetype>>);

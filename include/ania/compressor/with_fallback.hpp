@@ -16,6 +16,9 @@ class with_fallback {
 public:
     explicit with_fallback(Primary primary = {}, Fallback fallback = {})
         : primary_(std::move(primary)), fallback_(std::move(fallback)) {}
+    /// The primary built in place from `args` (no move of it), the fallback default-constructed.
+    template <class... Args>
+    explicit with_fallback(std::in_place_t, Args&&... args) : primary_(std::forward<Args>(args)...), fallback_() {}
 
     [[nodiscard]] compression_result compress(const compress_input& in) {
         compression_result first = primary_.compress(in);
