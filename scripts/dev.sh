@@ -145,7 +145,7 @@ case "$cmd" in
   fuzz)
     # Each target from its checked-in corpus (fuzz/corpus/<t>), new finds kept in build/fuzz-corpus/<t>;
     # any crash, leak, sanitizer report or timeout fails. A crash input is written to build/fuzz-crash-*:
-    # copy it into fuzz/regressions/<t>/ and it becomes a test of every build.
+    # copy it into fuzz/regressions/<t>/ and it becomes a test of every build with fuzz_replay (CI: clang++).
     secs=${2:-30}
     configure "$out/fuzz" clang++ -Dfuzz=enabled -Dbench=disabled -Db_sanitize=address,undefined -Db_lundef=false -Doptimization=1
     ninja -C "$out/fuzz" $(for t in message config memory_tools transcript stored_row stream; do echo fuzz/fuzz_$t; done) >"$out/fuzz.build.log" 2>&1 ||

@@ -3,6 +3,7 @@
 // The model is SCRIPTED (no LLM here).
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <array>
 #include <atomic>
 #include <functional>
@@ -11,6 +12,8 @@
 #include <cstring>
 #include <memory>
 #include <mutex>
+#include <numeric>
+#include <random>
 #include <string>
 #include <thread>
 #include <vector>
@@ -810,6 +813,42 @@ struct table_entry {
     std::string key;
 };
 } // namespace
+
+TEST_CASE("radix_sort_by: the order std::stable_sort gives, for narrow, wide and few keys", "[session][sort]") {
+    std::mt19937_64 rng(7);
+    struct item {
+        std::uint64_t key;
+        std::size_t seq;  // to see stability
+        bool operator==(const item&) const = default;
+    };
+    for (const std::uint64_t range : {std::uint64_t{1}, std::uint64_t{1} << 11, std::uint64_t{1} << 23, std::uint64_t{1} << 40, ~std::uint64_t{0}}) {
+        for (const std::size_t n : {std::size_t{0}, std::size_t{1}, std::size_t{5}, std::size_t{63}, std::size_t{64}, std::size_t{10000}}) {
+            std::vector<item> v(n);
+            const std::uint64_t base = rng() / 2;  // keys away from 0: the sort is by key - min
+            for (std::size_t i = 0; i < n; ++i)
+                v[i] = {range == ~std::uint64_t{0} ? rng() : base + rng() % range, i};
+            std::vector<item> want = v;
+            std::stable_sort(want.begin(), want.end(), [](const item& a, const item& b) { return a.key < b.key; });
+            std::vector<item> scratch;
+            ania::detail::radix_sort_by(v, scratch, [](const item& x) { return x.key; });
+            INFO("range " << range << " n " << n);
+            CHECK(v == want);
+            CHECK(scratch.empty());
+        }
+    }
+    // What the janitor sorts: owning pointers, by address; none lost, none doubled.
+    std::vector<std::unique_ptr<int>> ptrs, scratch;
+    for (int i = 0; i < 3000; ++i) ptrs.push_back(std::make_unique<int>(i));
+    std::shuffle(ptrs.begin(), ptrs.end(), rng);
+    ania::detail::radix_sort_by(ptrs, scratch, [](const std::unique_ptr<int>& p) { return reinterpret_cast<std::uintptr_t>(p.get()); });
+    CHECK(std::is_sorted(ptrs.begin(), ptrs.end(), [](const auto& a, const auto& b) { return std::less<>{}(a.get(), b.get()); }));
+    std::vector<int> seen;
+    for (const auto& p : ptrs) seen.push_back(*p);
+    std::sort(seen.begin(), seen.end());
+    std::vector<int> all(3000);
+    std::iota(all.begin(), all.end(), 0);
+    CHECK(seen == all);
+}
 
 TEST_CASE("entry_table: a shard's sessions against std::unordered_map, colliding hashes and wrap-around included", "[session][table]") {
     // Hashes drawn from a small range collide and make long runs that wrap past the array's end: what the

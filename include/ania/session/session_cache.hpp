@@ -32,6 +32,7 @@
 #include <ania/defaults.hpp>
 #include <ania/error.hpp>
 #include <ania/log.hpp>
+#include <ania/detail/radix_sort.hpp>
 #include <ania/session/block_pool.hpp>
 #include <ania/session/entry_table.hpp>
 #include <ania/session/eviction.hpp>
@@ -378,8 +379,9 @@ public:
         // pass would also make glibc consolidate its free lists each time).
         dead.clear();
         // In address order: glibc merges each freed agent with its free neighbours, and the one freed just
-        // before is then in cache (about 15% of the destruction when thousands go at once).
-        std::sort(gone.begin(), gone.end(), [](const auto& a, const auto& b) { return std::less<>{}(a.get(), b.get()); });
+        // before is then in cache (about 15% of the destruction when thousands go at once). A radix sort:
+        // std::sort's comparisons cost half as much as the destruction they speed up.
+        detail::radix_sort_by(gone, gone_scratch_, [](const std::unique_ptr<Agent>& a) { return reinterpret_cast<std::uintptr_t>(a.get()); });
         for (std::size_t i = 0; i < gone.size(); ++i) {
             // Its destructor reads most of an agent's cache lines: all of them are asked for, a few agents ahead.
             if (i + destroy_ahead < gone.size()) prefetch_all(gone[i + destroy_ahead].get());
@@ -823,7 +825,7 @@ private:
     std::vector<eviction_choice> choices_;
     std::size_t range_[shard_count + 1] = {};
     std::vector<std::uint8_t> chosen_;  // per scanned session: 0, the reason + 1
-    std::vector<std::unique_ptr<Agent>> gone_;
+    std::vector<std::unique_ptr<Agent>> gone_, gone_scratch_;
     std::vector<std::shared_ptr<entry>> dead_;
     std::vector<std::pair<std::size_t, evict_reason>> told_;  // (index into the tick's dead_, why)
     mutable std::mutex hibernate_mutex_;
