@@ -89,8 +89,8 @@ public:
         : basic_agent(history, std::move(p), std::make_shared<const agent_options>(std::move(opt)), nullptr) {}
 
     /// The sessions of one bot sharing its options: `opt` is read, never copied (10,000 sessions keep one copy
-    /// of the system prompt and the texts, and an agent is ~400 bytes smaller); `session` is this agent's key
-    /// (`opt->session` is not used). What a session cache's factory does:
+    /// of the system prompt and the texts, not 10,000, and no agent allocates one); `session` is this agent's
+    /// key (`opt->session` is not used). Null `opt` is an error. What a session cache's factory does:
     /// `std::make_unique<bot>(writer, bot::parts{.client = c}, shared_options, key)`.
     basic_agent(writer_type& history, parts p, std::shared_ptr<const agent_options> opt, std::string session)
         : basic_agent(history, std::move(p), std::move(opt), &session) {}

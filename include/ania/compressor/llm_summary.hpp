@@ -252,9 +252,9 @@ public:
 #endif
     ~llm_summary() {}
     llm_summary(const llm_summary&) = default;
-    llm_summary(llm_summary&&) noexcept = default;
+    llm_summary(llm_summary&&) = default;
     llm_summary& operator=(const llm_summary&) = default;
-    llm_summary& operator=(llm_summary&&) noexcept = default;
+    llm_summary& operator=(llm_summary&&) = default;
 };
 
 static_assert(compressor<llm_summary<chat_client_archetype>>);
