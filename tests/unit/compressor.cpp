@@ -203,6 +203,13 @@ TEST_CASE("llm_summary: the options are shared, the defaults by a pointer that o
     CHECK(e.options().user_label == "user");
     CHECK(&e.options() != &a.options());
     CHECK_THROWS_AS(ania::llm_summary<scripted_client>(client, ania::llm_summary<scripted_client>::shared_options()), ania::error);
+    CHECK_THROWS_AS(ania::llm_summary<scripted_client>(client, nullptr), ania::error);
+    CHECK_THROWS_AS(ania::default_compressor<scripted_client>(client, client, nullptr), ania::error);
+    // A pointer to non-const options is shared too, through default_compressor's forwarding as well.
+    const auto mine = std::make_shared<ania::summary_options>(ania::english_summary_options());
+    ania::default_compressor<scripted_client> f(client, client, mine);
+    CHECK(&f.primary().options() == mine.get());
+    CHECK(mine.use_count() == 2);
 }
 
 TEST_CASE("llm_summary: an empty transcript needs no call", "[compressor][summary]") {

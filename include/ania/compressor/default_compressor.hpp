@@ -2,6 +2,7 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 
+#include <concepts>
 #include <utility>
 
 #include <ania/compressor/llm_summary.hpp>
@@ -20,14 +21,10 @@ class default_compressor : public with_fallback<llm_summary<Client>, truncate_ol
 public:
     using shared_options = typename llm_summary<Client>::shared_options;
 
-    explicit default_compressor(Client main) : base(std::in_place, std::move(main)) {}
-    default_compressor(Client main, summary_options opt) : base(std::in_place, std::move(main), std::move(opt)) {}
-    default_compressor(Client main, shared_options opt) : base(std::in_place, std::move(main), std::move(opt)) {}
-    default_compressor(Client main, Client compression) : base(std::in_place, std::move(main), std::move(compression)) {}
-    default_compressor(Client main, Client compression, summary_options opt)
-        : base(std::in_place, std::move(main), std::move(compression), std::move(opt)) {}
-    default_compressor(Client main, Client compression, shared_options opt)
-        : base(std::in_place, std::move(main), std::move(compression), std::move(opt)) {}
+    /// llm_summary's constructors: (main[, compression][, options]), the summary built in place.
+    template <class... Args>
+        requires std::constructible_from<llm_summary<Client>, Args...>
+    explicit default_compressor(Args&&... args) : base(std::in_place, std::forward<Args>(args)...) {}
 };
 static_assert(compressor<default_compressor<chat_client_archetype>>);
 

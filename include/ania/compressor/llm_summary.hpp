@@ -9,6 +9,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -101,14 +102,23 @@ class llm_summary {
 public:
     using shared_options = std::shared_ptr<const summary_options>;
 
-    explicit llm_summary(Client main) : main_(std::move(main)), opt_(defaults()) {}
-    llm_summary(Client main, summary_options opt) : main_(std::move(main)), opt_(std::make_shared<const summary_options>(std::move(opt))) {}
-    llm_summary(Client main, shared_options opt) : main_(std::move(main)), opt_(checked(std::move(opt))) {}
-    llm_summary(Client main, Client compression) : main_(std::move(main)), compression_(std::move(compression)), opt_(defaults()) {}
-    llm_summary(Client main, Client compression, summary_options opt)
-        : main_(std::move(main)), compression_(std::move(compression)), opt_(std::make_shared<const summary_options>(std::move(opt))) {}
-    llm_summary(Client main, Client compression, shared_options opt)
-        : main_(std::move(main)), compression_(std::move(compression)), opt_(checked(std::move(opt))) {}
+    /// The options a constructor takes: none (the defaults: no allocation, no count), a set by value (one
+    /// copy), or a set shared with other compressors (null is an error).
+    class options_arg {
+    public:
+        options_arg() : p_(defaults()) {}
+        options_arg(summary_options o) : p_(std::make_shared<const summary_options>(std::move(o))) {}  // NOLINT: implicit
+        template <class P>  // a shared_ptr<const summary_options> or what converts to one (nullptr: an error)
+            requires std::is_convertible_v<P, shared_options>
+        options_arg(P&& p) : p_(checked(std::forward<P>(p))) {}  // NOLINT: implicit
+    private:
+        friend class llm_summary;
+        shared_options p_;
+    };
+
+    explicit llm_summary(Client main, options_arg opt = {}) : main_(std::move(main)), opt_(std::move(opt.p_)) {}
+    llm_summary(Client main, Client compression, options_arg opt = {})
+        : main_(std::move(main)), compression_(std::move(compression)), opt_(std::move(opt.p_)) {}
 
     [[nodiscard]] compression_result compress(const compress_input& in) {
         const auto h = in.history;
