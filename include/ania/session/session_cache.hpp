@@ -33,6 +33,7 @@
 #include <ania/error.hpp>
 #include <ania/log.hpp>
 #include <ania/detail/radix_sort.hpp>
+#include <ania/detail/small_mutex.hpp>
 #include <ania/session/block_pool.hpp>
 #include <ania/session/entry_table.hpp>
 #include <ania/session/eviction.hpp>
@@ -190,14 +191,14 @@ public:
         bool clearing = false;
         while (true) {
             std::shared_ptr<entry> e = get_or_create(key);
-            std::unique_lock l(e->m);
+            entry_lock l(e->m);
             if (e->evicted) continue;  // evicted between the lookup and the lock: a new entry
             if (!addressed) {
                 if (!clearing) {
                     if (opt_.group_auto_clear <= 0 || ++e->non_addressed < opt_.group_auto_clear) return {respond_status::ignored, {}, false, 0};
                     clearing = true;
                 }
-                e->idle.wait(l, [&] { return !e->owned; });  // a clear waits for the reply in progress
+                wait_idle(*e, l, [&] { return !e->owned; });  // a clear waits for the reply in progress
                 if (e->evicted) continue;
                 e->owned = true;
                 e->non_addressed = 0;
@@ -224,7 +225,7 @@ public:
             e->pending.push_back(std::move(input));
             if (opt_.debounce.count() > 0) {
                 e->last_arrival = std::chrono::steady_clock::now();
-                e->idle.notify_all();  // an owner waiting out the debounce starts waiting again
+                if (e->waiters > 0) shard_of(*e).idle.notify_all();  // an owner waiting out the debounce starts waiting again
             }
             if (e->owned) {
                 r.tell_queued = !e->told_queued;
@@ -317,7 +318,7 @@ public:
             const auto& slots = s.map.slots();
             for (std::size_t j = 0; j < slots.size(); ++j) {
                 // The slots are one array; the entries are in the heap: ask for them a little ahead.
-                if (j + 2 * prefetch_distance < slots.size()) prefetch(slots[j + 2 * prefetch_distance].entry.get());
+                if (j + scan_ahead < slots.size()) prefetch(slots[j + scan_ahead].entry.get());
                 entry* e = slots[j].entry.get();
                 if (!e) continue;
                 const std::int64_t at = e->last_active.load(std::memory_order_acquire);
@@ -445,22 +446,25 @@ public:
 
 private:
     struct entry {
+        // What a janitor's scan reads comes first (about one cache line), then what an eviction checks and takes:
+        // an entry is 136 bytes, and a pass over 10,000 of them waits on memory, not on instructions.
         std::string key;               // its conversation (the table's key; set once)
-        std::size_t hash = 0;          // hash_of(key)
-        std::atomic<std::int64_t> last_active{0};  // what a scan reads, beside the key
+        std::atomic<std::int64_t> last_active{0};
         std::atomic<std::size_t> messages{0};
         std::atomic<std::size_t> bytes{0};
-        std::mutex m;                  // guards everything but the atomics
-        std::condition_variable idle;  // signalled when the owner lets go
+        std::size_t hash = 0;          // hash_of(key)
+        detail::small_mutex m;         // guards everything but the atomics
+        std::uint32_t waiters = 0;     // threads waiting on the shard's `idle` for this entry
         bool owned = false;            // a reply, a clear or with_agent holds the session
         bool evicted = false;
         bool told_queued = false;
-        std::int64_t non_addressed = 0;
-        std::vector<user_input> pending;         // no allocation while empty (most sessions, most of the time)
-        std::stop_source stop{std::nostopstate}; // a fresh one per turn
         std::unique_ptr<Agent> agent;  // touched only by the owner (and the janitor, under m, when not owned)
+        std::vector<user_input> pending;         // no allocation while empty (most sessions, most of the time)
+        std::int64_t non_addressed = 0;
+        std::stop_source stop{std::nostopstate}; // a fresh one per turn
         std::chrono::steady_clock::time_point last_arrival{};  // debounce only
     };
+    using entry_lock = std::unique_lock<detail::small_mutex>;
     // A key is hashed once: the hash picks the shard and is the table's hash too.
     [[nodiscard]] static std::size_t hash_of(std::string_view key) noexcept { return std::hash<std::string_view>{}(key); }
     struct string_hash {  // the hibernated tools' map, looked up by view
@@ -468,12 +472,35 @@ private:
         std::size_t operator()(std::string_view s) const noexcept { return hash_of(s); }
     };
     static constexpr std::int64_t no_activity = std::numeric_limits<std::int64_t>::max();
-    struct alignas(64) shard {  // a cache line each: two threads on two shards do not share one
+    struct alignas(64) shard {  // cache lines of its own: two threads on two shards do not share one
         mutable std::mutex m;
         detail::entry_table<entry> map;
         std::int64_t oldest = no_activity;    // a lower bound of its entries' last_active (see tick)
         std::int64_t inserted = no_activity;  // the oldest insertion since the last scan
+        // Signalled when an entry of this shard with waiters is let go (or, debouncing, gets a message). One
+        // per shard, not per entry: waiting is rare (a clear or with_agent behind a reply, a debounce), and a
+        // condition variable in each entry would be 48 of its bytes and a destructor call per eviction.
+        std::condition_variable_any idle;
     };
+    shard& shard_of(const entry& e) noexcept { return shards_[e.hash % shard_count]; }
+    /// Waits (under `l`, the entry's lock) until `done()`, on the entry's shard; until `deadline` if given.
+    template <class Done>
+    void wait_idle(entry& e, entry_lock& l, Done done) {
+        ++e.waiters;
+        struct leave {
+            entry& e;
+            ~leave() { --e.waiters; }
+        } guard{e};
+        shard_of(e).idle.wait(l, done);
+    }
+    void wait_idle_until(entry& e, entry_lock& l, std::chrono::steady_clock::time_point deadline) {
+        ++e.waiters;
+        struct leave {
+            entry& e;
+            ~leave() { --e.waiters; }
+        } guard{e};
+        shard_of(e).idle.wait_until(l, deadline);
+    }
     static constexpr std::size_t shard_count = 32;
 
     [[nodiscard]] std::int64_t now_ns() const {
@@ -482,6 +509,7 @@ private:
     void touch(entry& e) { e.last_active.store(now_ns(), std::memory_order_release); }
 
     static constexpr std::size_t prefetch_distance = 8;
+    static constexpr std::size_t scan_ahead = 64;  // slots, at most half of them used
     static constexpr std::size_t destroy_ahead = 3;
     static void prefetch(const void* p) noexcept {
 #if defined(__GNUC__) || defined(__clang__)
@@ -502,7 +530,7 @@ private:
     bool evict_one(shard& s, std::size_t i, std::vector<std::shared_ptr<entry>>& dead, std::vector<std::unique_ptr<Agent>>& gone) {
         const auto why = static_cast<evict_reason>(chosen_[i] - 1);
         entry& e = *snapshot_[i];
-        std::unique_lock el(e.m, std::try_to_lock);
+        entry_lock el(e.m, std::try_to_lock);
         if (!el || e.owned || !e.pending.empty() || e.evicted || e.last_active.load(std::memory_order_acquire) != view_[i].last_active) {
             counters_.skipped_busy.fetch_add(1, std::memory_order_relaxed);
             return false;
@@ -512,7 +540,13 @@ private:
         e.evicted = true;
         if (opt_.hibernate && e.agent) hibernate(e.key, *e.agent);
         gone.push_back(std::move(e.agent));
-        el.unlock();
+        // Out of the table, under the shard's lock, with no other reference: no thread can reach the entry
+        // again, so it dies locked (a small_mutex may) and the unlock's atomic exchange is saved. A thread that
+        // holds a reference (it found the entry before this pass took it) sees `evicted` once it has the lock.
+        if (held.use_count() == 1)
+            (void)el.release();
+        else
+            el.unlock();
         // The entry is freed here, while this pass has it in cache (after the pass it costs a miss or three
         // each: 4x slower), unless on_evicted needs its key after the locks.
         if (opt_.on_evicted) {
@@ -552,8 +586,8 @@ private:
     std::shared_ptr<entry> own(std::string_view key) {
         while (true) {
             std::shared_ptr<entry> e = get_or_create(key);
-            std::unique_lock l(e->m);
-            e->idle.wait(l, [&] { return !e->owned; });
+            entry_lock l(e->m);
+            wait_idle(*e, l, [&] { return !e->owned; });
             if (e->evicted) continue;  // evicted while we waited: a new entry
             e->owned = true;
             return e;
@@ -630,7 +664,7 @@ private:
     /// released under the same lock, so a message queued at any moment is either seen here or finds the
     /// session free.
     void drain(entry& e, std::string_view key, const chat_options& copt, respond_result& r) {
-        std::unique_lock l(e.m);
+        entry_lock l(e.m);
         bool leased = false;
         while (!e.pending.empty()) {
             if (opt_.lease.acquire && !leased) {
@@ -650,7 +684,7 @@ private:
                 while (!e.pending.empty()) {
                     const auto quiet = std::min(cap, e.last_arrival + opt_.debounce);
                     if (std::chrono::steady_clock::now() >= quiet) break;
-                    e.idle.wait_until(l, quiet);
+                    wait_idle_until(e, l, quiet);
                 }
                 if (e.pending.empty()) break;  // a /stop emptied the queue meanwhile
             }
@@ -706,8 +740,9 @@ private:
             }
         }
         e.owned = false;
+        const bool waited_for = e.waiters > 0;
         l.unlock();
-        e.idle.notify_all();
+        if (waited_for) shard_of(e).idle.notify_all();
         probe(key, handoff_point::released);
     }
 
