@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <exception>
 #include <functional>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -101,24 +102,36 @@ struct no_hooks {
 /// functions); registering while a turn of the same agent runs is not allowed (one agent, one thread).
 class hook_set {
 public:
-    hook_set& on_session_start(std::function<std::string(const session_start_event&)> f) { return add(session_start_, std::move(f)); }
-    hook_set& on_user_prompt_submit(std::function<prompt_decision(const user_prompt_event&)> f) { return add(prompt_, std::move(f)); }
-    hook_set& on_pre_tool_use(std::function<tool_decision(const tool_use_event&)> f) { return add(pre_tool_, std::move(f)); }
-    hook_set& on_post_tool_use(std::function<void(const tool_result_event&)> f) { return add(post_tool_, std::move(f)); }
-    hook_set& on_stop(std::function<void(const stop_event&)> f) { return add(stop_, std::move(f)); }
-    hook_set& on_pre_compact(std::function<void(const pre_compact_event&)> f) { return add(pre_compact_, std::move(f)); }
+    hook_set() noexcept = default;
+    hook_set(const hook_set& o) : l_(o.l_ ? std::make_unique<lists>(*o.l_) : nullptr) {}
+    hook_set& operator=(const hook_set& o) {
+        if (this != &o) l_ = o.l_ ? std::make_unique<lists>(*o.l_) : nullptr;
+        return *this;
+    }
+    hook_set(hook_set&&) noexcept = default;
+    hook_set& operator=(hook_set&&) noexcept = default;
+    ~hook_set() = default;
+
+    hook_set& on_session_start(std::function<std::string(const session_start_event&)> f) { return add(&lists::session_start, std::move(f)); }
+    hook_set& on_user_prompt_submit(std::function<prompt_decision(const user_prompt_event&)> f) { return add(&lists::prompt, std::move(f)); }
+    hook_set& on_pre_tool_use(std::function<tool_decision(const tool_use_event&)> f) { return add(&lists::pre_tool, std::move(f)); }
+    hook_set& on_post_tool_use(std::function<void(const tool_result_event&)> f) { return add(&lists::post_tool, std::move(f)); }
+    hook_set& on_stop(std::function<void(const stop_event&)> f) { return add(&lists::stop, std::move(f)); }
+    hook_set& on_pre_compact(std::function<void(const pre_compact_event&)> f) { return add(&lists::pre_compact, std::move(f)); }
 
     std::string session_start(const session_start_event& e) {
         std::string out;
+        if (!l_) return out;
         guard g;
-        for (const auto& f : session_start_) g.run([&] { join(out, f(e)); });
+        for (const auto& f : l_->session_start) g.run([&] { join(out, f(e)); });
         g.rethrow();
         return out;
     }
     prompt_decision user_prompt_submit(const user_prompt_event& e) {
         prompt_decision d;
+        if (!l_) return d;
         guard g;
-        for (const auto& f : prompt_) {
+        for (const auto& f : l_->prompt) {
             bool blocked = false;
             g.run([&] {
                 prompt_decision one = f(e);
@@ -135,8 +148,9 @@ public:
         return d;
     }
     tool_decision pre_tool_use(const tool_use_event& e) {
+        if (!l_) return {};
         guard g;
-        for (const auto& f : pre_tool_) {
+        for (const auto& f : l_->pre_tool) {
             tool_decision d;
             g.run([&] { d = f(e); });
             if (d.block) return d;
@@ -144,14 +158,27 @@ public:
         g.rethrow();
         return {};
     }
-    void post_tool_use(const tool_result_event& e) { each(post_tool_, e); }
-    void stop(const stop_event& e) { each(stop_, e); }
-    void pre_compact(const pre_compact_event& e) { each(pre_compact_, e); }
+    void post_tool_use(const tool_result_event& e) { each(&lists::post_tool, e); }
+    void stop(const stop_event& e) { each(&lists::stop, e); }
+    void pre_compact(const pre_compact_event& e) { each(&lists::pre_compact, e); }
 
 private:
+    // The lists live in one block made by the first hook added: an agent without hooks (most of a session
+    // cache's thousands) carries one null pointer, not six vectors whose 144 bytes its destructor would read.
+    struct lists {
+        std::vector<std::function<std::string(const session_start_event&)>> session_start;
+        std::vector<std::function<prompt_decision(const user_prompt_event&)>> prompt;
+        std::vector<std::function<tool_decision(const tool_use_event&)>> pre_tool;
+        std::vector<std::function<void(const tool_result_event&)>> post_tool;
+        std::vector<std::function<void(const stop_event&)>> stop;
+        std::vector<std::function<void(const pre_compact_event&)>> pre_compact;
+    };
+
     template <class F>
-    hook_set& add(std::vector<F>& v, F f) {
-        if (f) v.push_back(std::move(f));
+    hook_set& add(std::vector<F> lists::*list, F f) {
+        if (!f) return *this;
+        if (!l_) l_ = std::make_unique<lists>();
+        ((*l_).*list).push_back(std::move(f));
         return *this;
     }
     /// A hook that throws does not keep the later ones from running; the first exception is rethrown after
@@ -171,9 +198,10 @@ private:
         }
     };
     template <class F, class E>
-    static void each(const std::vector<F>& v, const E& e) {
+    void each(std::vector<F> lists::*list, const E& e) {
+        if (!l_) return;
         guard g;
-        for (const auto& f : v) g.run([&] { f(e); });
+        for (const auto& f : (*l_).*list) g.run([&] { f(e); });
         g.rethrow();
     }
     static void join(std::string& out, std::string more) {
@@ -182,12 +210,7 @@ private:
         out += more;
     }
 
-    std::vector<std::function<std::string(const session_start_event&)>> session_start_;
-    std::vector<std::function<prompt_decision(const user_prompt_event&)>> prompt_;
-    std::vector<std::function<tool_decision(const tool_use_event&)>> pre_tool_;
-    std::vector<std::function<void(const tool_result_event&)>> post_tool_;
-    std::vector<std::function<void(const stop_event&)>> stop_;
-    std::vector<std::function<void(const pre_compact_event&)>> pre_compact_;
+    std::unique_ptr<lists> l_;
 };
 
 } // namespace ania

@@ -31,9 +31,7 @@ class token_window {
 public:
     using counter_type = Counter;
 
-    explicit token_window(window_options opt = {}, Counter counter = {}) : opt_(opt), counter_(std::move(counter)) {
-        prefix_.push_back(0);
-    }
+    explicit token_window(window_options opt = {}, Counter counter = {}) : opt_(opt), counter_(std::move(counter)) {}
 
     // ---- contents -------------------------------------------------------------------------------------
 
@@ -49,16 +47,21 @@ public:
         const std::int64_t t = counter_.count(m);
         bytes_ += resident_bytes_of(m);
         msgs_.push_back(std::move(m));
+        if (prefix_.empty()) prefix_.push_back(0);
         prefix_.push_back(prefix_.back() + t);
     }
     void append(std::vector<message>&& ms) {
+        if (ms.empty()) return;
         compact_if_worth_it();
+        if (prefix_.empty()) prefix_.push_back(0);
         detail::append_prefix_counts(ms, counter_, prefix_);
         for (const message& m : ms) bytes_ += resident_bytes_of(m);
         msgs_.insert(msgs_.end(), std::make_move_iterator(ms.begin()), std::make_move_iterator(ms.end()));
     }
     void append(std::span<const message> ms) {
+        if (ms.empty()) return;
         compact_if_worth_it();
+        if (prefix_.empty()) prefix_.push_back(0);
         detail::append_prefix_counts(ms, counter_, prefix_);
         for (const message& m : ms) bytes_ += resident_bytes_of(m);
         msgs_.insert(msgs_.end(), ms.begin(), ms.end());
@@ -67,13 +70,16 @@ public:
     void assign(std::vector<message> ms) {
         msgs_ = std::move(ms);
         start_ = 0;
-        prefix_.assign(1, 0);
-        detail::append_prefix_counts(msgs_, counter_, prefix_);
+        prefix_.clear();
+        if (!msgs_.empty()) {
+            prefix_.push_back(0);
+            detail::append_prefix_counts(msgs_, counter_, prefix_);
+        }
         bytes_dirty_ = true;
     }
     void clear() noexcept {
         msgs_.clear();
-        prefix_.assign(1, 0);
+        prefix_.clear();
         start_ = 0;
         last_prompt_tokens_ = 0;
         bytes_ = 0;
@@ -139,6 +145,7 @@ public:
     [[nodiscard]] std::int64_t tokens(std::size_t i) const noexcept { return prefix_[start_ + i + 1] - prefix_[start_ + i]; }
     /// Prefix sums over messages(): element j - element i = tokens of messages()[i..j). Size size() + 1.
     [[nodiscard]] std::span<const std::int64_t> prefix_tokens() const noexcept {
+        if (prefix_.empty()) return {&no_tokens, 1};
         return {prefix_.data() + start_, prefix_.size() - start_};
     }
     /// What the caller sends besides the history (base prompt, tool schemas), in the counter's raw units.
@@ -207,7 +214,9 @@ public:
     [[nodiscard]] const Counter& counter() const noexcept { return counter_; }
 
 private:
-    [[nodiscard]] std::int64_t raw_tokens() const noexcept { return prefix_.back() - prefix_[start_] + overhead_; }
+    [[nodiscard]] std::int64_t raw_tokens() const noexcept {
+        return prefix_.empty() ? overhead_ : prefix_.back() - prefix_[start_] + overhead_;
+    }
     [[nodiscard]] std::int64_t scaled(std::int64_t raw) const noexcept {
         if constexpr (calibrating_token_counter<Counter>) return counter_.scale(raw);
         else return raw;
@@ -222,7 +231,10 @@ private:
     window_options opt_;
     Counter counter_;
     std::vector<message> msgs_;
-    std::vector<std::int64_t> prefix_;  // prefix_[i] = tokens of msgs_[0..i)
+    // prefix_[i] = tokens of msgs_[0..i); empty (no allocation) while the window never held a message: a
+    // session cache makes and drops thousands of windows, and a fresh session's costs no block.
+    std::vector<std::int64_t> prefix_;
+    static constexpr std::int64_t no_tokens = 0;  // prefix_tokens() of a window that never held a message
     std::size_t start_ = 0;             // messages before it are dropped
     std::int64_t overhead_ = 0;
     std::int64_t last_prompt_tokens_ = 0;

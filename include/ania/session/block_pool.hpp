@@ -8,6 +8,8 @@
 #include <new>
 #include <vector>
 
+#include <ania/detail/small_mutex.hpp>
+
 // Under AddressSanitizer a pooled block is poisoned, so a use of a freed entry is still reported.
 #if defined(__SANITIZE_ADDRESS__)
 #define ANIA_POOL_ASAN 1
@@ -108,7 +110,7 @@ private:
         ::operator delete(p, align_);
     }
 
-    mutable std::mutex m_;
+    mutable small_mutex m_;  // a pass frees thousands of entries: an inline lock each, not a call into libpthread
     std::vector<void*> free_;   // a stack: the most recently freed on top
     std::size_t settled_ = 0;   // the bottom blocks no allocation has reached since settle()
     std::size_t size_ = 0;

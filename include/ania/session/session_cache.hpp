@@ -473,7 +473,7 @@ private:
     };
     static constexpr std::int64_t no_activity = std::numeric_limits<std::int64_t>::max();
     struct alignas(64) shard {  // cache lines of its own: two threads on two shards do not share one
-        mutable std::mutex m;
+        mutable detail::small_mutex m;  // held for a lookup, an insertion, or a pass over its victims
         detail::entry_table<entry> map;
         std::int64_t oldest = no_activity;    // a lower bound of its entries' last_active (see tick)
         std::int64_t inserted = no_activity;  // the oldest insertion since the last scan
