@@ -198,7 +198,7 @@ public:
                     if (opt_.group_auto_clear <= 0 || ++e->non_addressed < opt_.group_auto_clear) return {respond_status::ignored, {}, false, 0};
                     clearing = true;
                 }
-                wait_idle(*e, l, [&] { return !e->owned; });  // a clear waits for the reply in progress
+                wait_on_shard(*e, [&](auto& cv) { cv.wait(l, [&] { return !e->owned; }); });  // a clear waits for the reply
                 if (e->evicted) continue;
                 e->owned = true;
                 e->non_addressed = 0;
@@ -483,23 +483,16 @@ private:
         std::condition_variable_any idle;
     };
     shard& shard_of(const entry& e) noexcept { return shards_[e.hash % shard_count]; }
-    /// Waits (under `l`, the entry's lock) until `done()`, on the entry's shard; until `deadline` if given.
-    template <class Done>
-    void wait_idle(entry& e, entry_lock& l, Done done) {
+    /// Runs `wait(cv)` on the entry's shard's condition variable (the caller holds the entry's lock), counted in
+    /// `e.waiters` meanwhile, so that whoever lets the entry go knows to signal.
+    template <class Wait>
+    void wait_on_shard(entry& e, Wait wait) {
         ++e.waiters;
         struct leave {
             entry& e;
             ~leave() { --e.waiters; }
         } guard{e};
-        shard_of(e).idle.wait(l, done);
-    }
-    void wait_idle_until(entry& e, entry_lock& l, std::chrono::steady_clock::time_point deadline) {
-        ++e.waiters;
-        struct leave {
-            entry& e;
-            ~leave() { --e.waiters; }
-        } guard{e};
-        shard_of(e).idle.wait_until(l, deadline);
+        wait(shard_of(e).idle);
     }
     static constexpr std::size_t shard_count = 32;
 
@@ -587,7 +580,7 @@ private:
         while (true) {
             std::shared_ptr<entry> e = get_or_create(key);
             entry_lock l(e->m);
-            wait_idle(*e, l, [&] { return !e->owned; });
+            wait_on_shard(*e, [&](auto& cv) { cv.wait(l, [&] { return !e->owned; }); });
             if (e->evicted) continue;  // evicted while we waited: a new entry
             e->owned = true;
             return e;
@@ -684,7 +677,7 @@ private:
                 while (!e.pending.empty()) {
                     const auto quiet = std::min(cap, e.last_arrival + opt_.debounce);
                     if (std::chrono::steady_clock::now() >= quiet) break;
-                    wait_idle_until(e, l, quiet);
+                    wait_on_shard(e, [&](auto& cv) { cv.wait_until(l, quiet); });
                 }
                 if (e.pending.empty()) break;  // a /stop emptied the queue meanwhile
             }
