@@ -231,10 +231,10 @@ private:
     window_options opt_;
     Counter counter_;
     std::vector<message> msgs_;
-    // prefix_[i] = tokens of msgs_[0..i); empty (no allocation) while the window never held a message: a
-    // session cache makes and drops thousands of windows, and a fresh session's costs no block.
+    // prefix_[i] = tokens of msgs_[0..i); empty (no allocation) while the window is new or cleared: a session
+    // cache makes and drops thousands of windows, and a fresh session's costs no block.
     std::vector<std::int64_t> prefix_;
-    static constexpr std::int64_t no_tokens = 0;  // prefix_tokens() of a window that never held a message
+    static constexpr std::int64_t no_tokens = 0;  // prefix_tokens() while prefix_ is empty
     std::size_t start_ = 0;             // messages before it are dropped
     std::int64_t overhead_ = 0;
     std::int64_t last_prompt_tokens_ = 0;
