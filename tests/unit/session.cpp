@@ -18,18 +18,7 @@
 #include <thread>
 #include <vector>
 
-// g++ says which sanitizer is on with __SANITIZE_*__, clang++ with __has_feature.
-#if defined(__SANITIZE_ADDRESS__)
-#define ANIA_TEST_ASAN 1
-#elif defined(__SANITIZE_THREAD__)
-#define ANIA_TEST_TSAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define ANIA_TEST_ASAN 1
-#elif __has_feature(thread_sanitizer)
-#define ANIA_TEST_TSAN 1
-#endif
-#endif
+#include "sanitizers.hpp"
 #ifdef ANIA_TEST_ASAN
 #include <sanitizer/asan_interface.h>
 #endif

@@ -2,13 +2,7 @@
 // Outside AddressSanitizer (whose allocator must see every new and delete) this executable replaces operator
 // new/delete over malloc/free to count blocks (blocks_made below); g++ 12 then reports a false "mismatched
 // new/delete" wherever it inlines the pair into library code.
-#if defined(__SANITIZE_ADDRESS__)
-#define ANIA_TEST_ASAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define ANIA_TEST_ASAN 1
-#endif
-#endif
+#include "sanitizers.hpp"
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic ignored "-Wmismatched-new-delete"
 #endif
@@ -281,9 +275,12 @@ TEST_CASE("an empty window and an empty hook set hold no heap block, and behave 
     int stops = 0;
     hooks.on_stop([&](const ania::stop_event&) { ++stops; });
     ania::hook_set with = hooks;
+    int only_with = 0;
+    with.on_stop([&](const ania::stop_event&) { ++only_with; });  // the copy's own: not in `hooks`
     hooks.stop({});
     with.stop({});
     copy.stop({});  // copied while empty: nothing
     CHECK(stops == 2);
+    CHECK(only_with == 1);
     CHECK(with.session_start({}).empty());
 }

@@ -47,13 +47,13 @@ public:
         const std::int64_t t = counter_.count(m);
         bytes_ += resident_bytes_of(m);
         msgs_.push_back(std::move(m));
-        if (prefix_.empty()) prefix_.push_back(0);
+        start_prefix();
         prefix_.push_back(prefix_.back() + t);
     }
     void append(std::vector<message>&& ms) {
         if (ms.empty()) return;
         compact_if_worth_it();
-        if (prefix_.empty()) prefix_.push_back(0);
+        start_prefix();
         detail::append_prefix_counts(ms, counter_, prefix_);
         for (const message& m : ms) bytes_ += resident_bytes_of(m);
         msgs_.insert(msgs_.end(), std::make_move_iterator(ms.begin()), std::make_move_iterator(ms.end()));
@@ -61,7 +61,7 @@ public:
     void append(std::span<const message> ms) {
         if (ms.empty()) return;
         compact_if_worth_it();
-        if (prefix_.empty()) prefix_.push_back(0);
+        start_prefix();
         detail::append_prefix_counts(ms, counter_, prefix_);
         for (const message& m : ms) bytes_ += resident_bytes_of(m);
         msgs_.insert(msgs_.end(), ms.begin(), ms.end());
@@ -72,7 +72,7 @@ public:
         start_ = 0;
         prefix_.clear();
         if (!msgs_.empty()) {
-            prefix_.push_back(0);
+            start_prefix();
             detail::append_prefix_counts(msgs_, counter_, prefix_);
         }
         bytes_dirty_ = true;
@@ -214,6 +214,9 @@ public:
     [[nodiscard]] const Counter& counter() const noexcept { return counter_; }
 
 private:
+    void start_prefix() {  // the leading 0 of the prefix sums, made with the first message
+        if (prefix_.empty()) prefix_.push_back(0);
+    }
     [[nodiscard]] std::int64_t raw_tokens() const noexcept {
         return prefix_.empty() ? overhead_ : prefix_.back() - prefix_[start_] + overhead_;
     }
