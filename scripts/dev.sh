@@ -123,9 +123,10 @@ case "$cmd" in
     # need the optimiser) without -g: debug info is a third of the compile and nobody debugs a CI build; the
     # tests, the examples, the installation the consumers use. clang++ at -O0 with ASan+UBSan and -Werror: its
     # warnings, the sanitizers, and what does not depend on the compiler, built once (the one-header and ODR
-    # tests, the benchmarks' compile, the fuzz replays): clang parses these in half of g++'s time.
+    # tests, the benchmarks' compile): clang parses these in half of g++'s time. The fuzz replays are left to
+    # the fuzz step below, whose libFuzzer binaries (ASan+UBSan too) run the corpus and every regression first.
     configure "$out/gcc" g++ --werror -Dbench=disabled -Ddebug=false -Dheader_tests=false -Dfuzz_replay=false --prefix="$root/$out/prefix"
-    configure "$out/clang" clang++ --werror -Dbench=enabled -Doptimization=0 -Db_sanitize=address,undefined -Db_lundef=false
+    configure "$out/clang" clang++ --werror -Dbench=enabled -Doptimization=0 -Db_sanitize=address,undefined -Db_lundef=false -Dfuzz_replay=false
     # ThreadSanitizer over the tests whose behaviour is about threads only (writer, memory manager, agent,
     # sessions): any report fails.
     configure "$out/tsan" g++ -Dbench=disabled -Db_sanitize=thread -Db_lundef=false -Doptimization=1 -Dheader_tests=false -Dthreaded_only=true
@@ -143,9 +144,10 @@ case "$cmd" in
     summary "$out/gcc" "$out/clang" "$out/tsan" "$out/consumer-subproject" "$out/consumer-pkgconfig" -- "${CONSUMER_RESULTS[@]}"
     ;;
   fuzz)
-    # Each target from its checked-in corpus (fuzz/corpus/<t>), new finds kept in build/fuzz-corpus/<t>;
-    # any crash, leak, sanitizer report or timeout fails. A crash input is written to build/fuzz-crash-*:
-    # copy it into fuzz/regressions/<t>/ and it becomes a test of every build with fuzz_replay (CI: clang++).
+    # Each target from its checked-in corpus (fuzz/corpus/<t>) and every crash ever found (fuzz/regressions/<t>,
+    # all run before any mutation), new finds kept in build/fuzz-corpus/<t>; any crash, leak, sanitizer report
+    # or timeout fails. A crash input is written to build/fuzz-crash-*: copy it into fuzz/regressions/<t>/ and
+    # it is replayed here and as a test of every build with fuzz_replay (the default; CI replays it here).
     secs=${2:-30}
     configure "$out/fuzz" clang++ -Dfuzz=enabled -Dbench=disabled -Db_sanitize=address,undefined -Db_lundef=false -Doptimization=1
     ninja -C "$out/fuzz" $(for t in message config memory_tools transcript stored_row stream; do echo fuzz/fuzz_$t; done) >"$out/fuzz.build.log" 2>&1 ||
@@ -154,7 +156,7 @@ case "$cmd" in
     failed=0
     for t in message config memory_tools transcript stored_row stream; do
       mkdir -p "$out/fuzz-corpus/$t"
-      if "$out/fuzz/fuzz/fuzz_$t" -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 -print_final_stats=0            -artifact_prefix="$out/fuzz-crash-$t-" "$out/fuzz-corpus/$t" fuzz/corpus/$t >"$out/fuzz-$t.log" 2>&1; then
+      if "$out/fuzz/fuzz/fuzz_$t" -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 -print_final_stats=0            -artifact_prefix="$out/fuzz-crash-$t-" "$out/fuzz-corpus/$t" fuzz/corpus/$t fuzz/regressions/$t >"$out/fuzz-$t.log" 2>&1; then
         echo "fuzz $t: ok ($(grep -c . "$out/fuzz-$t.log") log lines, $(ls "$out/fuzz-corpus/$t" | wc -l) new inputs)"
       else
         echo "fuzz $t: FAILED"; tail -40 "$out/fuzz-$t.log"; failed=1
