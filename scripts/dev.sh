@@ -46,6 +46,7 @@ import json, pathlib, sys
 args = sys.argv[1:]
 dirs, extra = (args[:args.index("--")], args[args.index("--") + 1:]) if "--" in args else (args, [])
 passed = failed = skipped = 0
+failures = []
 for log in [pathlib.Path(d) / "meson-logs" / "testlog.json" for d in dirs]:
     if not log.exists():
         failed += 1
@@ -59,13 +60,18 @@ for log in [pathlib.Path(d) / "meson-logs" / "testlog.json" for d in dirs]:
         elif r == "SKIP": skipped += 1
         else:
             failed += 1
-            print("FAILED:", log.parent.parent.name, json.loads(line)["name"])
+            t = json.loads(line)
+            print("FAILED:", log.parent.parent.name, t["name"])
+            failures.append(t)
 for name_result in extra:                      # checks that are not Meson tests: name=ok|fail
     name, _, res = name_result.partition("=")
     if res == "ok": passed += 1
     else:
         failed += 1
         print("FAILED:", name)
+for t in failures:  # repeated at the end: CI shows only the tail of a long log
+    print(f"--- the last lines of {t['name']} ({t['result']}):")
+    print("\n".join((t.get("stdout") or "").splitlines()[-40:]))
 print(f"{passed} passed, {failed} failed" + (f", {skipped} skipped" if skipped else ""))
 sys.exit(1 if failed or passed == 0 else 0)
 PY
