@@ -55,22 +55,22 @@ for log in [pathlib.Path(d) / "meson-logs" / "testlog.json" for d in dirs]:
     for line in log.read_text().splitlines():
         if not line.strip():
             continue
-        r = json.loads(line)["result"]
+        t = json.loads(line)
+        r = t["result"]
         if r in ("OK", "EXPECTEDFAIL"): passed += 1
         elif r == "SKIP": skipped += 1
         else:
             failed += 1
-            t = json.loads(line)
             print("FAILED:", log.parent.parent.name, t["name"])
-            failures.append(t)
+            failures.append((log.parent.parent.name, t))
 for name_result in extra:                      # checks that are not Meson tests: name=ok|fail
     name, _, res = name_result.partition("=")
     if res == "ok": passed += 1
     else:
         failed += 1
         print("FAILED:", name)
-for t in failures:  # repeated at the end: CI shows only the tail of a long log
-    print(f"--- the last lines of {t['name']} ({t['result']}):")
+for build, t in failures:  # repeated at the end: CI shows only the tail of a long log
+    print(f"--- the last lines of {build} {t['name']} ({t['result']}):")
     print("\n".join((t.get("stdout") or "").splitlines()[-40:]))
 print(f"{passed} passed, {failed} failed" + (f", {skipped} skipped" if skipped else ""))
 sys.exit(1 if failed or passed == 0 else 0)
