@@ -318,7 +318,7 @@ public:
             const auto& slots = s.map.slots();
             for (std::size_t j = 0; j < slots.size(); ++j) {
                 // The slots are one array; the entries are in the heap: ask for them a little ahead.
-                if (j + scan_ahead < slots.size()) prefetch(slots[j + scan_ahead].entry.get());
+                if (j + scan_ahead < slots.size()) prefetch_scanned(slots[j + scan_ahead].entry.get());
                 entry* e = slots[j].entry.get();
                 if (!e) continue;
                 const std::int64_t at = e->last_active.load(std::memory_order_acquire);
@@ -357,7 +357,7 @@ public:
                 // Each victim is an entry somewhere in the heap: ask for its lines a few victims ahead, so
                 // the checks below do not wait on memory one after the other.
                 if (const std::size_t ahead = i + prefetch_distance; ahead < range_[k + 1] && chosen_[ahead] != 0)
-                    prefetch_all(snapshot_[ahead]);
+                    prefetch_all(snapshot_[ahead], 16);
                 if (chosen_[i] == 0 || !evict_one(s, i, dead, gone)) {
                     survivors = std::min(survivors, view_[i].last_active);
                     continue;
@@ -385,7 +385,7 @@ public:
         detail::radix_sort_by(gone, gone_scratch_, [](const std::unique_ptr<Agent>& a) { return reinterpret_cast<std::uintptr_t>(a.get()); });
         for (std::size_t i = 0; i < gone.size(); ++i) {
             // Its destructor reads most of an agent's cache lines: all of them are asked for, a few agents ahead.
-            if (i + destroy_ahead < gone.size()) prefetch_all(gone[i + destroy_ahead].get());
+            if (i + destroy_ahead < gone.size()) prefetch_all(gone[i + destroy_ahead].get(), 16);
             gone[i].reset();
         }
         gone.clear();
@@ -511,10 +511,21 @@ private:
         (void)p;
 #endif
     }
-    /// Every cache line of *p (an agent's destructor, an eviction's checks read most of them).
+    /// The lines of what a scan reads of an entry: its first fields (key, last_active, messages, bytes), which
+    /// straddle two lines unless the entry starts one. Integer arithmetic: `e` is null for an empty slot.
+    static void prefetch_scanned(const entry* e) noexcept {
+        constexpr std::size_t scanned = sizeof(std::string) + sizeof(std::int64_t) + 2 * sizeof(std::size_t);
+        const auto at = reinterpret_cast<std::uintptr_t>(e);
+        prefetch(reinterpret_cast<const void*>(at));
+        prefetch(reinterpret_cast<const void*>(at + scanned - 1));
+    }
+    /// Every cache line of *p (an agent's destructor, an eviction's checks read most of them), and of the
+    /// `before` bytes ahead of it (the reference counts allocate_shared and the heap keep there).
     template <class T>
-    static void prefetch_all(const T* p) noexcept {
-        for (std::size_t line = 0; line < sizeof(T); line += 64) prefetch(reinterpret_cast<const char*>(p) + line);
+    static void prefetch_all(const T* p, std::size_t before = 0) noexcept {
+        const auto first = (reinterpret_cast<std::uintptr_t>(p) - before) & ~std::uintptr_t{63};
+        const auto last = reinterpret_cast<std::uintptr_t>(p) + sizeof(T) - 1;
+        for (std::uintptr_t line = first; line <= last; line += 64) prefetch(reinterpret_cast<const void*>(line));
     }
 
     /// Under s's lock: evicts the session scanned at `i` if it is still the same entry, idle since the scan,
