@@ -958,6 +958,85 @@ TEST_CASE("block_pool: threads making and freeing entries at once", "[session][t
     CHECK(pool.idle_blocks() == 0);
 }
 
+TEST_CASE("striped_mutex: readers exclude writers but not each other, writers exclude all", "[session][thread]") {
+    using striped = ania::detail::striped_mutex<8>;
+    striped m;
+    SECTION("4 readers and 2 writers at once: a writer is alone inside, readers never see half a write") {
+        long a = 0, b = 0;  // not atomic: a writer sets both, a reader must always see them equal (TSan checks it too)
+        std::atomic<int> readers_inside{0}, writers_inside{0}, bad{0}, started{0};
+        std::atomic<long> reads{0};
+        std::vector<std::thread> ts;
+        for (int t = 0; t < 6; ++t)
+            ts.emplace_back([&, writer = t < 2] {
+                started.fetch_add(1);
+                while (started.load() < 6) std::this_thread::yield();
+                for (int i = 0; i < 5000; ++i) {
+                    if (writer) {
+                        std::lock_guard l(m);
+                        if (writers_inside.fetch_add(1) != 0 || readers_inside.load() != 0) bad.fetch_add(1);
+                        const long seen = a;
+                        for (int spin = 0; spin < 8; ++spin) std::atomic_signal_fence(std::memory_order_seq_cst);
+                        a = seen + 1;
+                        b = seen + 1;
+                        writers_inside.fetch_sub(1);
+                    } else {
+                        const striped::reader l(m);
+                        readers_inside.fetch_add(1);
+                        if (writers_inside.load() != 0 || a != b) bad.fetch_add(1);
+                        reads.fetch_add(1);
+                        readers_inside.fetch_sub(1);
+                    }
+                }
+            });
+        for (auto& t : ts) t.join();
+        CHECK(bad.load() == 0);
+        CHECK(a == 10000);
+        CHECK(reads.load() == 20000);
+    }
+    SECTION("two readers are inside at the same time") {
+        std::atomic<int> inside{0};
+        std::atomic<bool> met[2] = {false, false};
+        std::size_t stripe[2] = {0, 0};
+        std::vector<std::thread> ts;
+        for (int t = 0; t < 2; ++t)
+            ts.emplace_back([&, t] {
+                stripe[t] = striped::own_stripe();
+                const striped::reader l(m);
+                inside.fetch_add(1);
+                const auto deadline = std::chrono::steady_clock::now() + 5s;
+                while (inside.load() < 2 && std::chrono::steady_clock::now() < deadline) std::this_thread::yield();
+                met[t] = inside.load() == 2;
+            });
+        for (auto& t : ts) t.join();
+        REQUIRE(stripe[0] != stripe[1]);  // consecutive threads read through stripes of their own
+        CHECK(met[0].load());
+        CHECK(met[1].load());
+    }
+    SECTION("try_lock fails while a reader is inside and holds nothing after") {
+        std::atomic<bool> in{false}, leave{false};
+        std::thread reader([&] {
+            const striped::reader l(m);
+            in = true;
+            while (!leave.load()) std::this_thread::yield();
+        });
+        while (!in.load()) std::this_thread::yield();
+        CHECK_FALSE(m.try_lock());
+        std::atomic<bool> other_in{false};
+        std::thread other([&] {  // no stripe was left held by the failed try: another reader gets in at once
+            const striped::reader l(m);
+            other_in = true;
+        });
+        const auto deadline = std::chrono::steady_clock::now() + 5s;
+        while (!other_in.load() && std::chrono::steady_clock::now() < deadline) std::this_thread::yield();
+        CHECK(other_in.load());  // while the first reader is still inside
+        leave = true;
+        other.join();
+        reader.join();
+        REQUIRE(m.try_lock());
+        m.unlock();
+    }
+}
+
 TEST_CASE("small_mutex: exclusive under contention, sleepers woken, try_lock, condition_variable_any", "[session][thread]") {
     ania::detail::small_mutex m;
     SECTION("4 threads x 20,000 increments of a plain counter, never two inside") {

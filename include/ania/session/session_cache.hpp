@@ -34,6 +34,7 @@
 #include <ania/log.hpp>
 #include <ania/detail/radix_sort.hpp>
 #include <ania/detail/small_mutex.hpp>
+#include <ania/detail/striped_mutex.hpp>
 #include <ania/session/block_pool.hpp>
 #include <ania/session/entry_table.hpp>
 #include <ania/session/eviction.hpp>
@@ -245,7 +246,7 @@ public:
     bool touch(std::string_view key) {
         const std::size_t h = hash_of(key);
         const shard& s = shards_[h % shard_count];
-        std::lock_guard l(s.m);
+        const shard_mutex::reader l(s.m);
         const auto* e = s.map.find(key, h);
         if (!e) return false;
         touch(**e);
@@ -297,7 +298,7 @@ public:
                 std::size_t resident = 0;
                 std::int64_t oldest = no_activity;
                 for (shard& s : shards_) {
-                    std::lock_guard l(s.m);
+                    const shard_mutex::reader l(s.m);
                     resident += s.map.size();
                     oldest = std::min(oldest, s.oldest);
                 }
@@ -395,7 +396,7 @@ public:
     [[nodiscard]] std::size_t resident() const {
         std::size_t n = 0;
         for (const shard& s : shards_) {
-            std::lock_guard l(s.m);
+            const shard_mutex::reader l(s.m);
             n += s.map.size();
         }
         return n;
@@ -404,7 +405,7 @@ public:
     [[nodiscard]] std::size_t resident_bytes() const {
         std::size_t n = 0;
         for (const shard& s : shards_) {
-            std::lock_guard l(s.m);
+            const shard_mutex::reader l(s.m);
             s.map.for_each([&](const entry& e) { n += e.bytes.load(std::memory_order_relaxed); });
         }
         return n;
@@ -472,8 +473,10 @@ private:
         std::size_t operator()(std::string_view s) const noexcept { return hash_of(s); }
     };
     static constexpr std::int64_t no_activity = std::numeric_limits<std::int64_t>::max();
+    // Shared for a lookup (touch, find, a resident session's respond), exclusive for an insertion and a pass.
+    using shard_mutex = detail::striped_mutex<8>;
     struct alignas(64) shard {  // cache lines of its own: two threads on two shards do not share one
-        mutable detail::small_mutex m;  // held for a lookup, an insertion, or a pass over its victims
+        mutable shard_mutex m;
         detail::entry_table<entry> map;
         std::int64_t oldest = no_activity;    // a lower bound of its entries' last_active (see tick)
         std::int64_t inserted = no_activity;  // the oldest insertion since the last scan
@@ -566,15 +569,19 @@ private:
     std::shared_ptr<entry> find(std::string_view key) const {
         const std::size_t h = hash_of(key);
         const shard& s = shards_[h % shard_count];
-        std::lock_guard l(s.m);
+        const shard_mutex::reader l(s.m);
         const auto* e = s.map.find(key, h);
         return e ? *e : nullptr;
     }
     std::shared_ptr<entry> get_or_create(std::string_view key) {
         const std::size_t h = hash_of(key);
         shard& s = shards_[h % shard_count];
+        {  // a resident session (the common case) is found under a shared lock
+            const shard_mutex::reader r(s.m);
+            if (const auto* found = s.map.find(key, h)) return *found;
+        }
         std::lock_guard l(s.m);
-        if (const auto* found = s.map.find(key, h)) return *found;
+        if (const auto* found = s.map.find(key, h)) return *found;  // inserted meanwhile
         auto e = std::allocate_shared<entry>(detail::pool_allocator<entry>(entry_pool_));
         e->key.assign(key);
         e->hash = h;
