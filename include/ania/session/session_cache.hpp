@@ -313,7 +313,9 @@ public:
         view_.clear();
         for (std::size_t k = 0; k < shard_count; ++k) {
             shard& s = shards_[k];
-            std::lock_guard l(s.m);
+            // Shared: lookups and touches go on meanwhile. The bounds written below are written only by
+            // insertions (exclusive) and by passes (serialised).
+            const shard_mutex::reader l(s.m);
             range_[k] = snapshot_.size();  // the scan goes shard by shard: shard k is [range_[k], range_[k + 1])
             std::int64_t oldest = no_activity;
             const auto& slots = s.map.slots();
