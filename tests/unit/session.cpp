@@ -333,6 +333,11 @@ TEST_CASE("many threads in many sessions with the janitor ticking every millisec
                 for (int i = 0; i < messages; ++i) {
                     const std::string key = "g:" + std::to_string((t + i) % sessions);
                     if (i % 7 == 3) cache.respond(key, "noise", false);
+                    if (i % 5 == 1) {  // the shared-lock paths, racing the janitor's scans, evictions and inserts
+                        (void)cache.touch(key);
+                        (void)cache.resident_bytes();
+                        (void)cache.pending(key);
+                    }
                     const auto r = cache.respond(key, "t" + std::to_string(t) + "m" + std::to_string(i));
                     for (const auto& c : r.turns) replied_lines += c.ok();
                 }
