@@ -26,6 +26,7 @@
 #include <ania/ania.hpp>
 #include <ania/session/manual_clock.hpp>
 #include <ania/session/session_cache.hpp>
+#include <ania/testing/eviction.hpp>
 
 using ania::message;
 using namespace std::chrono_literals;
@@ -644,6 +645,11 @@ struct most_bytes_first {
 };
 static_assert(ania::eviction_policy<most_bytes_first>);
 } // namespace
+
+// The shipped policies, the docs' cost-aware one, and a sequence in the other order, through the kit.
+using kit_policies = std::tuple<ania::idle_eviction, ania::lru_eviction, ania::idle_then_lru,
+                                ania::eviction_sequence<ania::lru_eviction, ania::idle_eviction>, most_bytes_first>;
+ANIA_TEST_EVICTION_POLICIES(kit_policies)
 
 TEST_CASE("resident bytes: counted per session, seen by a cost-aware policy, zero after a clear", "[session][eviction]") {
     rig r;

@@ -18,14 +18,23 @@
 
 namespace ania {
 
-/// SPEC §3 idle eviction: sessions idle for `max_idle` or longer (0 disables).
+/// SPEC §3 idle eviction: sessions idle for `max_idle` or longer (0 disables). Sessions already chosen by
+/// an earlier policy of a sequence are not chosen again.
 struct idle_eviction {
     std::int64_t max_idle_ns;
     explicit idle_eviction(const session_limits& l) : max_idle_ns(l.max_idle.count()) {}
     void select(std::span<const resident_session> s, std::int64_t now, std::vector<eviction_choice>& out) const {
         if (max_idle_ns <= 0) return;
+        if (out.empty()) {  // first (the default sequence): nothing to skip
+            for (std::size_t i = 0; i < s.size(); ++i)
+                if (now - s[i].last_active >= max_idle_ns) out.push_back({i, evict_reason::idle});
+            return;
+        }
+        std::vector<char> taken(s.size(), 0);
+        for (const eviction_choice& c : out)
+            if (c.index < taken.size()) taken[c.index] = 1;
         for (std::size_t i = 0; i < s.size(); ++i)
-            if (now - s[i].last_active >= max_idle_ns) out.push_back({i, evict_reason::idle});
+            if (!taken[i] && now - s[i].last_active >= max_idle_ns) out.push_back({i, evict_reason::idle});
     }
     /// Nothing is idle while the oldest activity is younger than max_idle.
     [[nodiscard]] bool may_select(std::size_t resident, std::int64_t oldest, std::int64_t now) const noexcept {
@@ -43,7 +52,8 @@ struct lru_eviction {
         if (max_sessions == 0) return;
         std::vector<char>& taken = scratch_.taken;
         taken.assign(s.size(), 0);
-        for (const eviction_choice& c : out) taken[c.index] = 1;
+        for (const eviction_choice& c : out)
+            if (c.index < taken.size()) taken[c.index] = 1;  // an earlier policy's out-of-range index is not ours to trust
         std::vector<std::size_t>& left = scratch_.left;
         left.clear();
         for (std::size_t i = 0; i < s.size(); ++i)
