@@ -133,8 +133,9 @@ case "$cmd" in
     # the fuzz step below, whose libFuzzer binaries (ASan+UBSan too) run the corpus and every regression first.
     configure "$out/gcc" g++ --werror -Dbench=disabled -Ddebug=false -Dheader_tests=false -Dfuzz_replay=false --prefix="$root/$out/prefix"
     configure "$out/clang" clang++ --werror -Dbench=enabled -Doptimization=0 -Db_sanitize=address,undefined -Db_lundef=false -Dfuzz_replay=false
-    # ThreadSanitizer over the tests whose behaviour is about threads only (writer, memory manager, agent,
-    # sessions): any report fails.
+    # ThreadSanitizer over the tests whose behaviour is about threads only (the writer, the memory manager's and
+    # the agent's threaded cases, kept in memory_threads.cpp and agent_threads.cpp for this, the sessions): any
+    # report fails.
     configure "$out/tsan" g++ -Dbench=disabled -Db_sanitize=thread -Db_lundef=false -Doptimization=1 -Dheader_tests=false -Dthreaded_only=true
     export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
     export TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1

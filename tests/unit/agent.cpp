@@ -11,56 +11,19 @@
 
 #include <ania/ania.hpp>
 
+#include "agent_rig.hpp"
 #include "scripted_client.hpp"
 
 using ania::message;
 using ania::role;
 using ania_test::scripted_client;
+using ania_test::capture_log;
+using ania_test::recorded_events;
+using ania_test::rig;
+using ania_test::test_agent;
+using ania_test::test_traits;
 
 namespace {
-
-/// Log lines into a shared vector (the default writes to stderr).
-struct capture_log {
-    std::shared_ptr<std::vector<std::string>> lines = std::make_shared<std::vector<std::string>>();
-    void operator()(ania::log_level, std::string_view text) const { lines->emplace_back(text); }
-};
-
-/// Every event, as text, for the tests that look at them.
-struct recorded_events {
-    std::shared_ptr<std::vector<ania::compression_event>> compressions = std::make_shared<std::vector<ania::compression_event>>();
-    std::shared_ptr<std::vector<ania::repair_event>> repairs = std::make_shared<std::vector<ania::repair_event>>();
-    std::shared_ptr<std::vector<std::string>> persistence = std::make_shared<std::vector<std::string>>();
-    void operator()(const ania::compression_event& e) const { compressions->push_back(e); }
-    void operator()(const ania::repair_event& e) const { repairs->push_back(e); }
-    void operator()(const ania::persistence_event& e) const { persistence->emplace_back(e.error); }
-};
-
-struct test_traits : ania::default_agent_traits {
-    using client = scripted_client;
-    using log = capture_log;
-    using events = recorded_events;
-};
-using test_agent = ania::basic_agent<test_traits>;
-
-/// A store, its writer, the scripted model and the agent's parts.
-struct rig {
-    ania::memory_store store;
-    ania::background_writer<ania::memory_store> writer{store};
-    scripted_client model;
-    capture_log log;
-    recorded_events events;
-    ania::hook_set hooks;
-    std::vector<ania::tool> tools;  // the static tools of the agent
-
-    test_agent make(ania::agent_options opt = {}) {
-        if (opt.session.empty()) opt.session = "g:1";
-        return test_agent(writer, {.client = model, .tools = ania::tool_registry(tools), .hooks = hooks, .events = events, .log = log}, std::move(opt));
-    }
-    std::vector<message> stored(std::string_view session = "g:1") {
-        writer.flush();
-        return store.load(session);
-    }
-};
 
 ania::tool echo_tool(std::shared_ptr<std::vector<std::string>> seen = nullptr) {
     return {"echo", "echoes its argument", ania::json{{"type", "object"}}, [seen](std::string_view args) {
@@ -666,26 +629,6 @@ TEST_CASE("the agent types: traits, named slots, aliases, and the concepts of th
     STATIC_REQUIRE_FALSE(ania::log_policy<mutable_log>);
 }
 
-TEST_CASE("a /stop from another thread while the client is waiting ends the turn as cancelled", "[agent][cancel][threads]") {
-    rig r;
-    r.model.respond([](const ania::chat_request& req) {
-        // A real client polls its transfer; this one waits for the stop token (bounded, so a bug cannot hang).
-        for (int i = 0; i < 5000 && !req.stop.stop_requested(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(1));
-        return req.stop.stop_requested() ? ania::completion::failure("aborted: cancelled") : ania::completion::success(message::assistant("late"));
-    });
-    auto a = r.make();
-    std::stop_source stop;
-    std::thread stopper([&] {
-        std::this_thread::sleep_for(std::chrono::milliseconds(30));
-        stop.request_stop();
-    });
-    const auto res = a.chat("wait", {}, stop.get_token());
-    stopper.join();
-    CHECK(res.end == ania::turn_end::cancelled);
-    CHECK_FALSE(res.committed());
-    CHECK(r.stored().empty());
-}
-
 TEST_CASE("check_inside_tool_loop: a long tool loop compresses the history between calls", "[agent][compress]") {
     rig r;
     r.tools.push_back(echo_tool());
@@ -740,32 +683,6 @@ TEST_CASE("a cut is written as drop_front through the writer when the store hold
     CHECK(*store.drops == 1);
     CHECK(*store.replaces == 0);
     CHECK(store.load("g:1") == std::vector<message>(a.window().messages().begin(), a.window().messages().end()));
-}
-
-TEST_CASE("agents of different sessions on one writer, from several threads at once", "[agent][threads]") {
-    ania::memory_store store;
-    ania::background_writer<ania::memory_store> writer(store);
-    constexpr int sessions = 4, turns = 50;
-    std::vector<std::thread> threads;
-    std::vector<std::vector<message>> windows(sessions);
-    std::vector<int> replied(sessions, 0);  // Catch2 v2 assertions are not thread-safe: checked after the join
-    for (int s = 0; s < sessions; ++s)
-        threads.emplace_back([&, s] {
-            scripted_client model;
-            model.otherwise("ok " + std::to_string(s));
-            ania::basic_agent<test_traits> a(writer, {.client = model}, {.session = "g:" + std::to_string(s)});
-            for (int t = 0; t < turns; ++t) replied[s] += a.chat("turn " + std::to_string(t)).ok();
-            windows[s].assign(a.window().messages().begin(), a.window().messages().end());
-        });
-    for (auto& t : threads) t.join();
-    writer.flush();
-    for (int s = 0; s < sessions; ++s) {
-        CHECK(replied[s] == turns);
-        const auto stored = store.load("g:" + std::to_string(s));
-        REQUIRE(stored.size() == 2 * turns);
-        CHECK(stored == windows[s]);
-        CHECK(stored[2 * turns - 1].content == "ok " + std::to_string(s));
-    }
 }
 
 TEST_CASE("hook_set: a throwing hook does not keep the later ones of its event from running", "[agent][hooks]") {
