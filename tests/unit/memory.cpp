@@ -1,6 +1,6 @@
 // tests/unit/memory.cpp -- long-term memory: the tokenizer, the index, the golden results on both tokenizer
-// paths, storage, hostile arguments (the threaded cases: memory_threads.cpp); the conformance kits and SPEC §4's rules (support/memory_rules.hpp)
-// over the RAM and SQLite backends.
+// paths, storage, hostile arguments (the threaded cases: memory_threads.cpp); the conformance kits and SPEC §4's
+// rules (support/memory_rules.hpp) over the RAM and SQLite backends.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
