@@ -18,6 +18,16 @@
 
 namespace ania {
 
+namespace detail {
+/// `taken[i]` set for each session an earlier policy of a sequence chose (an out-of-range index, another
+/// policy's bug, is not ours to trust).
+inline void mark_chosen(std::span<const eviction_choice> out, std::size_t sessions, std::vector<char>& taken) {
+    taken.assign(sessions, 0);
+    for (const eviction_choice& c : out)
+        if (c.index < sessions) taken[c.index] = 1;
+}
+} // namespace detail
+
 /// SPEC §3 idle eviction: sessions idle for `max_idle` or longer (0 disables). Sessions already chosen by
 /// an earlier policy of a sequence are not chosen again.
 struct idle_eviction {
@@ -30,9 +40,8 @@ struct idle_eviction {
                 if (now - s[i].last_active >= max_idle_ns) out.push_back({i, evict_reason::idle});
             return;
         }
-        std::vector<char> taken(s.size(), 0);
-        for (const eviction_choice& c : out)
-            if (c.index < taken.size()) taken[c.index] = 1;
+        std::vector<char> taken;
+        detail::mark_chosen(out, s.size(), taken);
         for (std::size_t i = 0; i < s.size(); ++i)
             if (!taken[i] && now - s[i].last_active >= max_idle_ns) out.push_back({i, evict_reason::idle});
     }
@@ -51,9 +60,7 @@ struct lru_eviction {
     void select(std::span<const resident_session> s, std::int64_t, std::vector<eviction_choice>& out) const {
         if (max_sessions == 0) return;
         std::vector<char>& taken = scratch_.taken;
-        taken.assign(s.size(), 0);
-        for (const eviction_choice& c : out)
-            if (c.index < taken.size()) taken[c.index] = 1;  // an earlier policy's out-of-range index is not ours to trust
+        detail::mark_chosen(out, s.size(), taken);
         std::vector<std::size_t>& left = scratch_.left;
         left.clear();
         for (std::size_t i = 0; i < s.size(); ++i)
