@@ -11,6 +11,7 @@
 #include <vector>
 
 #include <ania/ania.hpp>
+#include <ania/json.hpp>  // to_json(stats), dump(message): the JSON API
 #include <ania/memory/sqlite_backend.hpp>
 #include <ania/store/sqlite_store.hpp>
 

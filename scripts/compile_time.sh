@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # scripts/compile_time.sh -- how long g++ -O0 takes for a TU that includes only <nlohmann/json.hpp>, one that
-# includes <ania/ania.hpp>, and tests/compile_time/quickstart_types.cpp (every type the quickstart composes,
-# constructed); median of 3 runs each, and the ratios to the nlohmann-only TU. Not part of the test suite
-# (a timing is not an assertion); run it before and after a change to the headers.
+# includes <ania/ania.hpp>, tests/compile_time/quickstart_types.cpp (every type the quickstart composes,
+# constructed) and examples/quickstart.cpp (its agent and its printing too), each in header-only mode and in
+# compiled mode (-DANIA_COMPILED_LIB: what a user of dependency('ania-compiled') compiles); median of 3 runs
+# each, and the ratios to the nlohmann-only TU. Not part of the test suite (a timing is not an assertion); run
+# it before and after a change to the headers.
 # `--trace`: instead, one clang++ -ftime-trace compilation of each TU, and where the time goes (parsing,
 # instantiation, code generation) with the costliest instantiations the ania TUs add to the nlohmann-only one.
 set -euo pipefail
@@ -12,9 +14,11 @@ trap 'rm -rf "$tmp"' EXIT
 printf '#include <nlohmann/json.hpp>\nint main() {}\n' >"$tmp/nlohmann_only.cpp"
 printf '#include <ania/ania.hpp>\nint main() {}\n' >"$tmp/ania_only.cpp"
 cp "$root/tests/compile_time/quickstart_types.cpp" "$tmp/quickstart_types.cpp"
-median() {  # FILE: seconds, median of three compilations
+median() {  # FILE [FLAGS...]: seconds, median of three compilations
+  local f=$1
+  shift
   for _ in 1 2 3; do
-    /usr/bin/time -f %e g++ -std=c++20 -O0 -I"$root/include" -c "$1" -o /dev/null 2>&1 >/dev/null | tail -1
+    /usr/bin/time -f %e g++ -std=c++20 -O0 -I"$root/include" "$@" -c "$f" -o /dev/null 2>&1 >/dev/null | tail -1
   done | sort -n | sed -n 2p
 }
 if [[ "${1:-}" == --trace ]]; then
@@ -46,8 +50,15 @@ PY
   exit 0
 fi
 base=$(median "$tmp/nlohmann_only.cpp")
-printf '%-22s %6s s\n' nlohmann_only "$base"
-for f in ania_only quickstart_types; do
-  t=$(median "$tmp/$f.cpp")
-  printf '%-22s %6s s  %s x\n' "$f" "$t" "$(python3 -c "print(f'{$t / $base:.2f}')")"
+printf '%-34s %6s s\n' nlohmann_only "$base"
+for mode in header-only compiled; do
+  flags=()
+  [[ $mode == compiled ]] && flags=(-DANIA_COMPILED_LIB)
+  for f in ania_only quickstart_types; do
+    t=$(median "$tmp/$f.cpp" "${flags[@]}")
+    printf '%-34s %6s s  %s x\n' "$f ($mode)" "$t" "$(python3 -c "print(f'{$t / $base:.2f}')")"
+  done
+  # The quickstart itself: its agent (basic_agent over its traits), its printing (the JSON API) and all.
+  t=$(median "$root/examples/quickstart.cpp" "${flags[@]}")
+  printf '%-34s %6s s  %s x\n' "examples/quickstart.cpp ($mode)" "$t" "$(python3 -c "print(f'{$t / $base:.2f}')")"
 done

@@ -129,9 +129,10 @@ case "$cmd" in
     # need the optimiser) without -g: debug info is a third of the compile and nobody debugs a CI build; the
     # tests, the examples, the installation the consumers use. clang++ at -O0 with ASan+UBSan and -Werror: its
     # warnings, the sanitizers, and what does not depend on the compiler, built once (the one-header and ODR
-    # tests, the benchmarks' compile): clang parses these in half of g++'s time. The fuzz replays are left to
+    # tests, the benchmarks' compile, the unit tests and the quickstart once more in compiled mode): clang parses
+    # these in half of g++'s time. The fuzz replays are left to
     # the fuzz step below, whose libFuzzer binaries (ASan+UBSan too) run the corpus and every regression first.
-    configure "$out/gcc" g++ --werror -Dbench=disabled -Ddebug=false -Dheader_tests=false -Dfuzz_replay=false --prefix="$root/$out/prefix"
+    configure "$out/gcc" g++ --werror -Dbench=disabled -Ddebug=false -Dheader_tests=false -Dfuzz_replay=false -Dcompiled_tests=false --prefix="$root/$out/prefix"
     configure "$out/clang" clang++ --werror -Dbench=enabled -Doptimization=0 -Db_sanitize=address,undefined -Db_lundef=false -Dfuzz_replay=false
     # ThreadSanitizer over the tests whose behaviour is about threads only (the writer, the memory manager's and
     # the agent's threaded cases, kept in memory_threads.cpp and agent_threads.cpp for this, the sessions): any

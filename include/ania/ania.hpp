@@ -3,6 +3,7 @@
 // The SQLite store is opt-in twice: #include <ania/store/sqlite_store.hpp> and dependency('ania-sqlite').
 #pragma once
 
+#include <ania/detail/linkage.hpp>
 #include <ania/version.hpp>
 #include <ania/error.hpp>
 #include <ania/log.hpp>
@@ -11,7 +12,9 @@
 #include <ania/text/shared_text.hpp>
 #include <ania/message.hpp>
 #include <ania/usage.hpp>
+#if ANIA_HEADER_ONLY  // compiled mode: include <ania/json.hpp> and <ania/json_writer.hpp> for the JSON API
 #include <ania/json.hpp>
+#endif
 #include <ania/transcript.hpp>
 #include <ania/config.hpp>
 #include <ania/concepts.hpp>
@@ -36,7 +39,9 @@
 #include <ania/memory/tools.hpp>
 #include <ania/memory/admin.hpp>
 #include <ania/memory/backfill.hpp>
+#if ANIA_HEADER_ONLY
 #include <ania/json_writer.hpp>
+#endif
 #include <ania/agent/agent.hpp>
 #include <ania/agent/slots.hpp>
 #include <ania/session/eviction.hpp>

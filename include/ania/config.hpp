@@ -1,4 +1,5 @@
-// ania/config.hpp -- the spec's configuration keys with the spec's defaults, reflected and loaded from JSON.
+// ania/config.hpp -- the spec's configuration keys with the spec's defaults; loading them from JSON is declared
+// here and defined in <ania/config_io.hpp> (the Hana reflection of the sections and the JSON reader/writer).
 // SPDX-License-Identifier: MIT
 #pragma once
 
@@ -9,18 +10,14 @@
 #include <string_view>
 #include <type_traits>
 
-#include <boost/hana/accessors.hpp>
-#include <boost/hana/adapt_struct.hpp>
-#include <boost/hana/for_each.hpp>
-#include <boost/hana/pair.hpp>
-#include <boost/hana/string.hpp>
-
 #include <ania/concepts.hpp>
 #include <ania/context/window_options.hpp>
 #include <ania/defaults.hpp>
 #include <ania/error.hpp>
-#include <ania/json.hpp>
+#include <ania/detail/linkage.hpp>
+#include <ania/json_fwd.hpp>
 #include <ania/memory/options.hpp>
+#include <ania/message.hpp>
 
 namespace ania {
 
@@ -36,7 +33,9 @@ struct llm_config {
     std::int64_t stall_timeout_ms = 60'000;   ///< no byte for this long mid-answer; 0 disables
     std::int64_t max_retries = 2;             ///< on 429 / 5xx / connection errors; never on other 4xx
     bool replay_reasoning = true;             ///< send reasoning_content back (DeepSeek's reasoner rejects it: false)
-    json extra = json::object();              ///< request members as they are: {"temperature": 0.7, "tool_choice": "auto"}
+    /// Request members as they are: {"temperature": 0.7, "tool_choice": "auto"} (JSON text; to_json(extra) in
+    /// <ania/json.hpp> gives the object).
+    json_members extra;
 };
 
 /// `compressor.*`: the cheaper OpenAI-compatible model that writes summaries; an empty model means none is
@@ -103,121 +102,12 @@ struct config {
     bool multimodal = false;                   ///< the main model takes images: the agent's `images` slot (multimodal / describe_images)
 };
 
-} // namespace ania
 
-BOOST_HANA_ADAPT_STRUCT(ania::llm_config, base_url, api_key, model, stream, connect_timeout_ms, timeout_ms,
-                        stall_timeout_ms, max_retries, replay_reasoning, extra);
-BOOST_HANA_ADAPT_STRUCT(ania::compressor_config, base_url, api_key, model);
-BOOST_HANA_ADAPT_STRUCT(ania::session_config, max_idle_minutes, max_sessions, group_auto_clear);
-BOOST_HANA_ADAPT_STRUCT(ania::memory_config, max_entries, max_content_runes, auto_inject, inject_entries, inject_runes,
-                        near_duplicate_threshold, fold_case_and_width, max_user_id_runes, max_tags, max_tag_runes);
-BOOST_HANA_ADAPT_STRUCT(ania::ocr_config, base_url, api_key, model);
-BOOST_HANA_ADAPT_STRUCT(ania::postgres_config, dsn, pool_size, statement_timeout_ms, transaction_pooling);
-BOOST_HANA_ADAPT_STRUCT(ania::config, max_context_tokens, compress_ratio, llm, compressor, session, memory, ocr,
-                        postgres, multimodal);
-
-namespace ania {
-
-/// The archetype of `reflectable` (concepts.hpp): one adapted member is enough.
-struct reflectable_archetype {
-    int member;
-};
-
-} // namespace ania
-
-BOOST_HANA_ADAPT_STRUCT(ania::reflectable_archetype, member);
-
-namespace ania {
-
-static_assert(reflectable<reflectable_archetype> && reflectable<config> && !reflectable<int>);
 
 namespace detail {
-
-template <reflectable T>
-std::string member_list() {
-    std::string names;
-    boost::hana::for_each(boost::hana::accessors<T>(), [&](auto p) {
-        if (!names.empty()) names += ", ";
-        names += boost::hana::to<const char*>(boost::hana::first(p));
-    });
-    return names;
-}
-
-[[noreturn]] inline void config_type_error(const std::string& key, const char* expected, const json& v) {
-    throw error(errc::invalid_config, key + ": expected " + expected + ", got " + v.type_name());
-}
-
-template <class T>
-struct is_optional : std::false_type {};
-template <class T>
-struct is_optional<std::optional<T>> : std::true_type {};
-
-template <class T>
-void read_config_value(const json& v, T& out, const std::string& key) {
-    if constexpr (is_optional<T>::value) {  // null: absent
-        if (v.is_null()) {
-            out.reset();
-        } else {
-            typename T::value_type x{};
-            read_config_value(v, x, key);
-            out = std::move(x);
-        }
-    } else if constexpr (std::is_same_v<T, bool>) {
-        if (!v.is_boolean()) config_type_error(key, "a boolean", v);
-        out = v.get<bool>();
-    } else if constexpr (std::is_integral_v<T>) {
-        if (!v.is_number_integer() && !v.is_number_unsigned()) config_type_error(key, "an integer", v);
-        if (v.is_number_unsigned() && v.get<std::uint64_t>() > static_cast<std::uint64_t>(INT64_MAX))
-            throw error(errc::invalid_config, key + ": integer out of range");
-        out = static_cast<T>(v.get<std::int64_t>());
-    } else if constexpr (std::is_floating_point_v<T>) {
-        if (!v.is_number()) config_type_error(key, "a number", v);
-        out = v.get<T>();
-        if (!std::isfinite(out)) throw error(errc::invalid_config, key + ": must be a finite number");
-    } else if constexpr (std::is_same_v<T, std::string>) {
-        if (!v.is_string()) config_type_error(key, "a string", v);
-        out = text::repair_utf8(v.get_ref<const std::string&>());
-    } else if constexpr (std::is_same_v<T, json>) {  // passed through as it is (llm.extra)
-        if (!v.is_object()) config_type_error(key, "an object", v);
-        out = v;
-    } else {
-        static_assert(reflectable<T>, "ania::load_config: unsupported member type");
-        if (!v.is_object()) config_type_error(key.empty() ? "the configuration" : key, "an object", v);
-        for (auto it = v.begin(); it != v.end(); ++it) {
-            bool found = false;
-            boost::hana::for_each(boost::hana::accessors<T>(), [&](auto p) {
-                if (found || it.key() != boost::hana::to<const char*>(boost::hana::first(p))) return;
-                found = true;
-                read_config_value(it.value(), boost::hana::second(p)(out), key.empty() ? it.key() : key + "." + it.key());
-            });
-            if (!found) {
-                const std::string full = key.empty() ? it.key() : key + "." + it.key();
-                throw error(errc::invalid_config, "unknown key \"" + full + "\"; valid keys" +
-                                                      (key.empty() ? std::string() : " in " + key) + ": " + member_list<T>());
-            }
-        }
-    }
-}
-
-template <class T>
-json write_config_value(const T& v) {
-    if constexpr (is_optional<T>::value) {
-        return v ? write_config_value(*v) : json(nullptr);
-    } else if constexpr (reflectable<T>) {
-        json j = json::object();
-        boost::hana::for_each(boost::hana::accessors<T>(), [&](auto p) {
-            j[boost::hana::to<const char*>(boost::hana::first(p))] = write_config_value(boost::hana::second(p)(v));
-        });
-        return j;
-    } else {
-        return json(v);
-    }
-}
-
 inline void require(bool ok, const char* key, const char* rule) {
     if (!ok) throw error(errc::invalid_config, std::string(key) + ": " + rule);
 }
-
 } // namespace detail
 
 /// Checks the ranges the types cannot express. Throws ania::error (invalid_config) naming the key.
@@ -247,28 +137,17 @@ inline void validate(const config& c) {
 }
 
 /// A config from a JSON object: keys that are absent keep their defaults. An unknown key or a wrong type is
-/// an ania::error (invalid_config) that names the key and, for unknown keys, lists the valid ones. `T` may be
-/// any reflectable section (a user's own, read the same way); ania::config is also validate()d.
-/// (Templates, so that a translation unit that never loads a configuration never instantiates the reader.)
-template <reflectable T = config>
-[[nodiscard]] T load_config(const json& j) {
-    T c;
-    detail::with_json_errors(errc::invalid_config, "configuration", [&] { detail::read_config_value(j, c, ""); });
-    if constexpr (std::is_same_v<T, config>) validate(c);
-    return c;
-}
+/// an ania::error (invalid_config) that names the key and, for unknown keys, lists the valid ones; the result is
+/// validate()d. A section of your own is read the same way by the templates of <ania/config_io.hpp>
+/// (`load_config<my_section>(j)`, `parse_config<my_section>(text)`, `to_json(section)`) once it is adapted with
+/// BOOST_HANA_ADAPT_STRUCT.
+[[nodiscard]] ANIA_INLINE config load_config(const json& j);
 
 /// load_config over JSON text (parsed within the default parse_limits).
-template <reflectable T = config>
-[[nodiscard]] T parse_config(std::string_view text) {
-    return load_config<T>(parse_json(text));
-}
+[[nodiscard]] ANIA_INLINE config parse_config(std::string_view text);
 
 /// Every key with its value, in declaration order (what `load_config` reads back unchanged).
-template <reflectable T>
-[[nodiscard]] json to_json(const T& c) {
-    return detail::write_config_value(c);
-}
+[[nodiscard]] ANIA_INLINE json to_json(const config& c);
 
 // ---- the parts' options from a configuration ---------------------------------------------------------
 
@@ -305,3 +184,7 @@ template <>
 }
 
 } // namespace ania
+
+#if ANIA_HEADER_ONLY
+#include <ania/config-inl.hpp>
+#endif

@@ -14,15 +14,13 @@
 #include <ania/detail/fast_message_parser.hpp>
 #include <ania/detail/message_shape.hpp>
 #include <ania/error.hpp>
+#include <ania/json_fwd.hpp>
 #include <ania/log.hpp>
 #include <ania/message.hpp>
 #include <ania/text/utf8.hpp>
 #include <ania/usage.hpp>
 
 namespace ania {
-
-/// The JSON value type of ania's wire format: nlohmann's, with object members kept in insertion order.
-using json = nlohmann::ordered_json;
 
 namespace detail {
 struct json_members_access {
@@ -46,24 +44,6 @@ struct json_members_access {
     if (m.empty()) return json::object();
     return json::parse(m.text());  // written by members_from: valid
 }
-
-/// Limits enforced while parsing untrusted JSON text (LLM replies, stored rows, configuration).
-/// nlohmann parses 100,000 levels of nesting but overflows the stack when copying or dumping them,
-/// so depth is checked before nlohmann sees the text.
-struct parse_limits {
-    std::size_t max_bytes = std::size_t{64} << 20;  ///< whole document; default 64 MiB (data-URI images are big)
-    std::size_t max_depth = 64;                     ///< arrays + objects nested in each other
-};
-
-/// How messages are written. The defaults write back what was read.
-struct write_options {
-    /// What an assistant message that calls tools and has no text carries as `content`. Providers disagree:
-    /// OpenAI accepts null, some OpenAI-compatible servers want "" and a few reject the key.
-    enum class tool_call_content : std::uint8_t { keep, null, empty_string, omit };
-    tool_call_content empty_tool_call_content = tool_call_content::keep;
-    /// DeepSeek rejects requests that send `reasoning_content` back; false leaves it out.
-    bool include_reasoning = true;
-};
 
 namespace detail {
 

@@ -2,6 +2,8 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 
+#include <ania/detail/linkage.hpp>
+
 #include <cstdint>
 #include <cstdio>
 #include <functional>
@@ -26,21 +28,13 @@ enum class log_level : std::uint8_t { debug, info, warn, error };
 using log_sink = std::function<void(log_level, std::string_view)>;
 
 /// Writes "ania [level] text" lines to stderr (warn and above).
-[[nodiscard]] inline log_sink stderr_log_sink(log_level min = log_level::warn) {
-    return [min](log_level l, std::string_view text) {
-        if (l < min) return;
-        std::fprintf(stderr, "ania [%.*s] %.*s\n", static_cast<int>(to_string(l).size()), to_string(l).data(),
-                     static_cast<int>(text.size()), text.data());
-    };
-}
+[[nodiscard]] ANIA_INLINE log_sink stderr_log_sink(log_level min = log_level::warn);
 
 /// Calls `sink` if set; logging never throws into the caller (spdlog's stance).
-inline void log_to(const log_sink& sink, log_level l, std::string_view text) noexcept {
-    if (!sink) return;
-    try {
-        sink(l, text);
-    } catch (...) {
-    }
-}
+ANIA_INLINE void log_to(const log_sink& sink, log_level l, std::string_view text) noexcept;
 
 } // namespace ania
+
+#if ANIA_HEADER_ONLY
+#include <ania/log-inl.hpp>
+#endif

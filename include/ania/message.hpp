@@ -2,6 +2,7 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 
+#include <concepts>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -10,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include <ania/error.hpp>
 #include <ania/text/utf8.hpp>
 
 namespace ania {
@@ -32,6 +34,21 @@ public:
     }
     json_members& operator=(json_members&&) noexcept = default;
     ~json_members() = default;
+
+    /// The members of a JSON object value (ania::json): what lets `tool{"name", "...", json{{"type", "object"}},
+    /// handler}` compile where <ania/json.hpp> is not included. Throws ania::error (invalid_argument) when the
+    /// value is not an object. (A template over nlohmann's interface, so that this header needs none of it.)
+    template <class Json>
+        requires requires(const Json& j) {
+            { j.is_object() } -> std::same_as<bool>;
+            { j.type_name() } -> std::convertible_to<const char*>;
+            typename Json::error_handler_t;
+        }
+    json_members(const Json& object) {  // NOLINT(google-explicit-constructor): a json converts, as it always did
+        if (!object.is_object())
+            throw error(errc::invalid_argument, std::string("json_members: expected an object, got ") + object.type_name());
+        if (!object.empty()) text_ = std::make_unique<std::string>(object.dump(-1, ' ', false, Json::error_handler_t::replace));
+    }
 
     [[nodiscard]] bool empty() const noexcept { return !text_; }
     /// The members as the text of a JSON object, or "" when there are none.

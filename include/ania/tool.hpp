@@ -3,11 +3,14 @@
 #pragma once
 
 #include <functional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
 
-#include <ania/json.hpp>
+#include <ania/detail/linkage.hpp>
+#include <ania/json_fwd.hpp>
+#include <ania/message.hpp>
 
 namespace ania {
 
@@ -25,23 +28,28 @@ struct tool_output {
 struct tool {
     std::string name;
     std::string description;
-    json parameters;  ///< a JSON Schema object
+    json_members parameters;  ///< a JSON Schema object (an ania::json object converts): its members
     std::function<std::string(std::string_view arguments)> handler;
     /// For a tool that produces images (load_images, local_image, screenshot): used instead of `handler`
     /// when set. Same rules as `handler`.
     std::function<tool_output(std::string_view arguments)> image_handler = {};
 
     /// The entry of a request's `tools` array: {"type":"function","function":{name, description, parameters}}.
-    [[nodiscard]] json definition() const {
-        json fn = json::object();
-        fn["name"] = name;
-        fn["description"] = description;
-        fn["parameters"] = parameters;
-        json d = json::object();
-        d["type"] = "function";
-        d["function"] = std::move(fn);
-        return d;
-    }
+    /// (Defined with the JSON API: a caller that reads the result includes <ania/json.hpp>.)
+    [[nodiscard]] ANIA_INLINE json definition() const;
 };
 
+/// The JSON array of the tools' definitions, as compact text (what a request's `tools` adds to its size).
+[[nodiscard]] ANIA_INLINE std::string definitions_text(std::span<const tool> tools);
+
+namespace detail {
+/// Why `arguments` are not what a tool takes (a JSON object): the parse error or "got <type>"; empty when they
+/// are. A tool's handler gets only arguments that passed this.
+[[nodiscard]] ANIA_INLINE std::string tool_arguments_problem(std::string_view arguments);
+} // namespace detail
+
 } // namespace ania
+
+#if ANIA_HEADER_ONLY
+#include <ania/tool-inl.hpp>
+#endif

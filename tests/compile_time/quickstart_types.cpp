@@ -18,5 +18,5 @@ int main() {
     const auto tools = ania::memory::make_tools(memory, ania::memory::scope::from("g:1"));
     ania::turn_stats stats;
     (void)ania::maybe_compress(window, compressor, writer, "g:1", stats);
-    return static_cast<int>(tools.size());
+    return tools.size() == 4 ? 0 : 1;  // also run as a test, in compiled mode (tests/meson.build)
 }

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include <ania/ania.hpp>
+#include <ania/json.hpp>  // the tools' JSON schemas (compiled mode: not in the umbrella)
 
 #include "agent_rig.hpp"
 #include "scripted_client.hpp"

@@ -17,6 +17,7 @@
 #include <ania/compressor/with_fallback.hpp>
 #include <ania/concepts.hpp>
 #include <ania/config.hpp>
+#include <ania/config_io.hpp>  // reflectable_archetype
 #include <ania/context/maybe_compress.hpp>
 #include <ania/context/token_counter.hpp>
 #include <ania/context/token_window.hpp>

@@ -24,6 +24,7 @@
 #endif
 
 #include <ania/ania.hpp>
+#include <ania/json.hpp>  // the tools' JSON schemas (compiled mode: not in the umbrella)
 #include <ania/session/manual_clock.hpp>
 #include <ania/session/session_cache.hpp>
 #include <ania/testing/eviction.hpp>

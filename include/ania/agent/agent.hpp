@@ -25,7 +25,6 @@
 #include <ania/error.hpp>
 #include <ania/history/background_writer.hpp>
 #include <ania/history/persist.hpp>
-#include <ania/json.hpp>
 #include <ania/log.hpp>
 #include <ania/message.hpp>
 #include <ania/text/utf8.hpp>
@@ -251,11 +250,7 @@ private:
         if (!tools_changed_) return;
         tools_changed_ = false;
         std::int64_t raw = has_system() ? window_.counter().count(system_message()) : 0;
-        if (!tools_.tools().empty()) {
-            json defs = json::array();
-            for (const tool& t : tools_.tools()) defs.push_back(t.definition());
-            raw += window_.counter().count(message::system(defs.dump(-1, ' ', false, json::error_handler_t::replace)));
-        }
+        if (!tools_.tools().empty()) raw += window_.counter().count(message::system(definitions_text(tools_.tools())));
         window_.set_overhead_tokens(raw);
     }
 

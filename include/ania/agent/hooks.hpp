@@ -13,6 +13,7 @@
 #include <vector>
 
 #include <ania/context/maybe_compress.hpp>  // pre_compact_event
+#include <ania/detail/linkage.hpp>
 #include <ania/message.hpp>
 
 namespace ania {
@@ -103,11 +104,8 @@ struct no_hooks {
 class hook_set {
 public:
     hook_set() noexcept = default;
-    hook_set(const hook_set& o) : l_(o.l_ ? std::make_unique<lists>(*o.l_) : nullptr) {}
-    hook_set& operator=(const hook_set& o) {
-        if (this != &o) l_ = o.l_ ? std::make_unique<lists>(*o.l_) : nullptr;
-        return *this;
-    }
+    hook_set(const hook_set& o);
+    hook_set& operator=(const hook_set& o);
     hook_set(hook_set&&) noexcept = default;
     hook_set& operator=(hook_set&&) noexcept = default;
     ~hook_set() = default;
@@ -119,45 +117,9 @@ public:
     hook_set& on_stop(std::function<void(const stop_event&)> f) { return add(&lists::stop, std::move(f)); }
     hook_set& on_pre_compact(std::function<void(const pre_compact_event&)> f) { return add(&lists::pre_compact, std::move(f)); }
 
-    std::string session_start(const session_start_event& e) {
-        std::string out;
-        if (!l_) return out;
-        guard g;
-        for (const auto& f : l_->session_start) g.run([&] { join(out, f(e)); });
-        g.rethrow();
-        return out;
-    }
-    prompt_decision user_prompt_submit(const user_prompt_event& e) {
-        prompt_decision d;
-        if (!l_) return d;
-        guard g;
-        for (const auto& f : l_->prompt) {
-            bool blocked = false;
-            g.run([&] {
-                prompt_decision one = f(e);
-                if (one.block) {
-                    d = std::move(one);
-                    blocked = true;
-                } else {
-                    join(d.context, std::move(one.context));
-                }
-            });
-            if (blocked) return d;
-        }
-        g.rethrow();
-        return d;
-    }
-    tool_decision pre_tool_use(const tool_use_event& e) {
-        if (!l_) return {};
-        guard g;
-        for (const auto& f : l_->pre_tool) {
-            tool_decision d;
-            g.run([&] { d = f(e); });
-            if (d.block) return d;
-        }
-        g.rethrow();
-        return {};
-    }
+    std::string session_start(const session_start_event& e);
+    prompt_decision user_prompt_submit(const user_prompt_event& e);
+    tool_decision pre_tool_use(const tool_use_event& e);
     void post_tool_use(const tool_result_event& e) { each(&lists::post_tool, e); }
     void stop(const stop_event& e) { each(&lists::stop, e); }
     void pre_compact(const pre_compact_event& e) { each(&lists::pre_compact, e); }
@@ -204,13 +166,13 @@ private:
         for (const auto& f : (*l_).*list) g.run([&] { f(e); });
         g.rethrow();
     }
-    static void join(std::string& out, std::string more) {
-        if (more.empty()) return;
-        if (!out.empty()) out += "\n\n";
-        out += more;
-    }
+    static void join(std::string& out, std::string more);
 
     std::unique_ptr<lists> l_;
 };
 
 } // namespace ania
+
+#if ANIA_HEADER_ONLY
+#include <ania/agent/hooks-inl.hpp>
+#endif

@@ -16,6 +16,7 @@
 #include <utility>
 #include <vector>
 
+#include <ania/detail/linkage.hpp>
 #include <ania/concepts.hpp>
 #include <ania/history/persist.hpp>
 #include <ania/log.hpp>
@@ -39,15 +40,7 @@ struct multimodal {
     shared_text tool_images_text = shared_text::literal("以下是工具返回的图片：");
 
     void prepare_user(message&, const log_sink&) {}
-    [[nodiscard]] tool_images from_tool(std::vector<std::string> images, const log_sink&) {
-        tool_images out;
-        if (images.empty()) return out;
-        std::vector<content_part> parts;
-        parts.push_back(content_part::make_text(tool_images_text.str()));
-        for (std::string& url : images) parts.push_back(content_part::make_image(std::move(url)));
-        out.next_round = message::user(std::move(parts));
-        return out;
-    }
+    [[nodiscard]] tool_images from_tool(std::vector<std::string> images, const log_sink&);
 };
 
 /// The main model does not take images: each one (in the user input or from a tool) goes to a vision model
@@ -141,3 +134,7 @@ private:
 };
 
 } // namespace ania
+
+#if ANIA_HEADER_ONLY
+#include <ania/agent/images-inl.hpp>
+#endif

@@ -11,8 +11,8 @@
 #include <utility>
 #include <vector>
 
+#include <ania/detail/linkage.hpp>
 #include <ania/error.hpp>
-#include <ania/json.hpp>
 #include <ania/message.hpp>
 #include <ania/text/shared_text.hpp>
 #include <ania/text/utf8.hpp>
@@ -29,12 +29,7 @@ struct tool_texts {
     shared_text too_many_calls = shared_text::literal("错误：一次回复中的工具调用过多，此调用未执行。");
 };
 
-[[nodiscard]] inline std::string fill_tool_text(std::string_view pattern, std::string_view name, std::string_view why = {}) {
-    std::string out(pattern);
-    for (const auto& [key, value] : {std::pair<std::string_view, std::string_view>{"{name}", name}, {"{why}", why}})
-        if (const auto at = out.find(key); at != std::string::npos) out.replace(at, key.size(), value);
-    return out;
-}
+[[nodiscard]] ANIA_INLINE std::string fill_tool_text(std::string_view pattern, std::string_view name, std::string_view why = {});
 
 /// The tools of one agent: the static ones it was built with (one list shared between the sessions of a bot)
 /// and those added to this session at run time (they shadow a static tool of the same
@@ -43,78 +38,25 @@ struct tool_texts {
 class tool_registry {
 public:
     tool_registry() = default;
-    explicit tool_registry(std::vector<tool> static_tools)
-        : static_(std::make_shared<const std::vector<tool>>(std::move(static_tools))) {
-        rebuild();
-    }
-    explicit tool_registry(std::shared_ptr<const std::vector<tool>> static_tools) : static_(std::move(static_tools)) { rebuild(); }
+    explicit tool_registry(std::vector<tool> static_tools);
+    explicit tool_registry(std::shared_ptr<const std::vector<tool>> static_tools);
 
     /// Adds (or replaces, by name) a tool of this session.
-    void add(tool t) {
-        for (tool& mine : own_)
-            if (mine.name == t.name) {
-                mine = std::move(t);
-                rebuild();
-                return;
-            }
-        own_.push_back(std::move(t));
-        rebuild();
-    }
+    void add(tool t);
     /// Removes a tool of this session; returns whether there was one. Static tools stay.
-    bool remove(std::string_view name) {
-        for (auto it = own_.begin(); it != own_.end(); ++it)
-            if (it->name == name) {
-                own_.erase(it);
-                rebuild();
-                return true;
-            }
-        return false;
-    }
+    bool remove(std::string_view name);
 
     /// The tools added to this session at run time, in the order they were added.
     [[nodiscard]] std::span<const tool> session_tools() const noexcept { return own_; }
     /// What the request offers, in order: static tools first (minus the shadowed), then this session's.
     [[nodiscard]] std::span<const tool> tools() const noexcept { return all_; }
-    [[nodiscard]] const tool* find(std::string_view name) const noexcept {
-        for (const tool& t : all_)
-            if (t.name == name) return &t;
-        return nullptr;
-    }
+    [[nodiscard]] const tool* find(std::string_view name) const noexcept;
 
     /// Runs one call. Empty arguments count as `{}` (models send "" for tools without parameters).
-    [[nodiscard]] tool_output run(const tool_call& call, const tool_texts& texts = {}) const {
-        const tool* t = find(call.name);
-        if (t == nullptr || (!t->handler && !t->image_handler)) return {fill_tool_text(texts.unknown_tool, call.name), {}};
-        std::string_view args = call.arguments;
-        if (text::trim(args).empty()) args = "{}";
-        try {
-            const json parsed = parse_json(args);
-            if (!parsed.is_object())
-                return {fill_tool_text(texts.bad_arguments, call.name, std::string("got ") + parsed.type_name()), {}};
-        } catch (const std::exception& e) {
-            return {fill_tool_text(texts.bad_arguments, call.name, e.what()), {}};
-        }
-        try {
-            if (t->image_handler) return t->image_handler(args);
-            return {t->handler(args), {}};
-        } catch (const std::exception& e) {
-            return {fill_tool_text(texts.tool_failed, call.name, e.what()), {}};
-        } catch (...) {
-            return {fill_tool_text(texts.tool_failed, call.name, "unknown exception"), {}};
-        }
-    }
+    [[nodiscard]] tool_output run(const tool_call& call, const tool_texts& texts = {}) const;
 
 private:
-    void rebuild() {
-        all_.clear();
-        if (static_)
-            for (const tool& t : *static_) {
-                bool shadowed = false;
-                for (const tool& mine : own_) shadowed = shadowed || mine.name == t.name;
-                if (!shadowed) all_.push_back(t);
-            }
-        all_.insert(all_.end(), own_.begin(), own_.end());
-    }
+    void rebuild();
 
     std::shared_ptr<const std::vector<tool>> static_;
     std::vector<tool> own_;
@@ -122,3 +64,7 @@ private:
 };
 
 } // namespace ania
+
+#if ANIA_HEADER_ONLY
+#include <ania/agent/tool_registry-inl.hpp>
+#endif

@@ -13,6 +13,7 @@
 #include <utility>
 #include <vector>
 
+#include <ania/detail/linkage.hpp>
 #include <ania/concepts.hpp>
 #include <ania/context/token_counter.hpp>
 #include <ania/error.hpp>
@@ -57,35 +58,29 @@ struct summary_options {
 };
 
 /// summary_options in English: the English prompt and prefix, `[user]` / `[assistant]` labels.
-[[nodiscard]] inline summary_options english_summary_options() {
-    summary_options o;
-    o.prompt = shared_text::literal(summary_prompt_en);
-    o.prefix = shared_text::literal(summary_prefix_en);
-    o.empty_summary = shared_text::literal("[conversation summary] (no content)");
-    o.user_label = "user";
-    o.assistant_label = "assistant";
-    o.system_label = "system";
-    o.summary_label = "summary";
-    return o;
-}
+[[nodiscard]] ANIA_INLINE summary_options english_summary_options();
 
 /// Removes `<think>…</think>` blocks (an unclosed one runs to the end; a lone `</think>` drops what precedes
 /// it, as reasoning models emit when the template opened the block), then trims.
-[[nodiscard]] inline std::string strip_think(std::string_view s) {
-    static constexpr std::string_view open = "<think>", close = "</think>";
-    std::string out;
-    if (const auto lone = s.find(close); lone != std::string_view::npos && s.substr(0, lone).find(open) == std::string_view::npos)
-        s.remove_prefix(lone + close.size());
-    while (!s.empty()) {
-        const auto o = s.find(open);
-        out.append(s.substr(0, o));
-        if (o == std::string_view::npos) break;
-        const auto c = s.find(close, o + open.size());
-        if (c == std::string_view::npos) break;
-        s.remove_prefix(c + close.size());
-    }
-    return std::string(text::trim(out));
-}
+[[nodiscard]] ANIA_INLINE std::string strip_think(std::string_view s);
+
+namespace detail {
+
+/// One completion of the summarising model, type-erased: what llm_summary<Client> passes to the
+/// non-template summariser, so that a compressor over a user's client instantiates only the call.
+struct summary_call {
+    completion (*complete)(void* self, const chat_request& request);
+    void* self;
+};
+
+/// llm_summary's work (SPEC §1), written once for every client: the transcript lines, the chunked
+/// summary-of-summaries rounds, the client's failures and exceptions turned into a failed result.
+[[nodiscard]] ANIA_INLINE compression_result summarise(const compress_input& in, const summary_options& opt,
+                                                       summary_call call);
+[[nodiscard]] ANIA_INLINE std::vector<std::string> summary_transcript_lines(std::span<const message> h,
+                                                                           const summary_options& opt);
+
+} // namespace detail
 
 /// SPEC §1 "Compressor": formats the history as `[label]: text` lines (`[用户]` / `[助手]` by default; tool
 /// messages and assistant tool-call messages skipped; the base prompt is not part of the history), asks the
@@ -121,25 +116,7 @@ public:
         : main_(std::move(main)), compression_(std::move(compression)), opt_(std::move(opt.p_)) {}
 
     [[nodiscard]] compression_result compress(const compress_input& in) {
-        const auto h = in.history;
-        const std::size_t cut = keep_from(h);
-        if (opt_->keep_last_turns > 0 && cut == 0)
-            return compression_result::failure("llm_summary: nothing older than the newest " +
-                                               std::to_string(opt_->keep_last_turns) + " turns to summarise");
-        std::vector<std::string> lines = transcript_lines(h.first(cut), *opt_);
-        compression_result r;
-        r.keep_from = cut;
-        std::string summary;
-        if (lines.empty()) {
-            summary = opt_->empty_summary.str();
-        } else {
-            std::optional<std::string> s = summarise_lines(std::move(lines), r.used, r.error);
-            if (!s) return compression_result::failure(std::move(r.error), r.used);
-            summary = std::move(*s);
-        }
-        r.ok = true;
-        r.prefix.push_back(message::user(opt_->prefix.str() + summary));
-        return r;
+        return detail::summarise(in, *opt_, {&complete_with, this});
     }
 
     /// The client compression calls: the compression client if configured, else the main one.
@@ -149,93 +126,12 @@ public:
     /// The transcript as the compressor sends it, one `[label]: text` line per message.
     [[nodiscard]] static std::vector<std::string> transcript_lines(std::span<const message> h,
                                                                    const summary_options& opt = {}) {
-        std::vector<std::string> lines;
-        for (const message& m : h) {
-            if (m.role == role::tool || (m.role == role::assistant && m.has_tool_calls())) continue;
-            const std::string t = m.text();
-            const std::string_view body = text::trim(t);
-            if (body.empty()) continue;
-            std::string line = "[";
-            line += m.role == role::user ? opt.user_label : m.role == role::assistant ? opt.assistant_label : opt.system_label;
-            line += "]: ";
-            line += body;
-            lines.push_back(std::move(line));
-        }
-        return lines;
+        return detail::summary_transcript_lines(h, opt);
     }
 
 private:
-    /// Where the verbatim tail starts (keep_last_turns), or h.size() when everything is summarised.
-    [[nodiscard]] std::size_t keep_from(std::span<const message> h) const noexcept {
-        if (opt_->keep_last_turns == 0) return h.size();
-        std::size_t turns = 0;
-        for (std::size_t i = h.size(); i-- > 0;) {
-            const bool starts_turn = h[i].role == role::user && (i == 0 || h[i - 1].role != role::user);
-            if (starts_turn && ++turns == opt_->keep_last_turns) return i;
-        }
-        return 0;
-    }
-
-    std::optional<std::string> call(const std::string& transcript, usage& used, std::string& error) {
-        const std::vector<message> request{message::system(opt_->prompt.str()), message::user(transcript)};
-        completion c;
-        try {
-            c = client().complete(chat_request{std::span<const message>(request)});
-        } catch (const std::exception& e) {
-            error = std::string("llm_summary: the client threw: ") + e.what();
-            return std::nullopt;
-        } catch (...) {
-            error = "llm_summary: the client threw";
-            return std::nullopt;
-        }
-        used += c.used;
-        if (!c.ok) {
-            error = "llm_summary: " + c.error;
-            return std::nullopt;
-        }
-        std::string summary = strip_think(c.reply.text());
-        if (summary.empty()) {
-            error = "llm_summary: the model returned an empty summary";
-            return std::nullopt;
-        }
-        return summary;
-    }
-
-    std::optional<std::string> summarise_lines(std::vector<std::string> lines, usage& used, std::string& error) {
-        const auto join = [](const std::vector<std::string>& ls, std::size_t b, std::size_t e) {
-            std::string out;
-            for (std::size_t i = b; i < e; ++i) {
-                if (!out.empty()) out.push_back('\n');
-                out += ls[i];
-            }
-            return out;
-        };
-        if (opt_->chunk_tokens <= 0) return call(join(lines, 0, lines.size()), used, error);
-        const std::int64_t limit = opt_->chunk_tokens;
-        for (std::size_t round = 0; round < opt_->max_rounds; ++round) {
-            std::int64_t total = 0;
-            for (std::string& l : lines) {
-                if (char_class_counter::text_tokens(l) > limit)  // one line alone too big: cut it (>= 0.1 token/rune)
-                    l = std::string(text::truncate_runes(l, static_cast<std::size_t>(limit)));
-                total += char_class_counter::text_tokens(l) + 1;
-            }
-            if (total <= limit) return call(join(lines, 0, lines.size()), used, error);
-            std::vector<std::string> summaries;
-            std::size_t b = 0;
-            while (b < lines.size()) {
-                std::size_t e = b;
-                std::int64_t t = 0;
-                while (e < lines.size() && (e == b || t + char_class_counter::text_tokens(lines[e]) + 1 <= limit))
-                    t += char_class_counter::text_tokens(lines[e++]) + 1;
-                std::optional<std::string> s = call(join(lines, b, e), used, error);
-                if (!s) return std::nullopt;
-                summaries.push_back("[" + opt_->summary_label + "]: " + *s);
-                b = e;
-            }
-            lines = std::move(summaries);
-        }
-        error = "llm_summary: the summaries still exceed chunk_tokens after max_rounds rounds";
-        return std::nullopt;
+    static completion complete_with(void* self, const chat_request& request) {
+        return static_cast<llm_summary*>(self)->client().complete(request);
     }
 
     /// The default options, by a pointer that owns nothing (the aliasing constructor): copying it costs nothing.
@@ -270,3 +166,7 @@ public:
 static_assert(compressor<llm_summary<chat_client_archetype>>);
 
 } // namespace ania
+
+#if ANIA_HEADER_ONLY
+#include <ania/compressor/llm_summary-inl.hpp>
+#endif

@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <span>
 
+#include <ania/detail/linkage.hpp>
 #include <ania/concepts.hpp>
 #include <ania/message.hpp>
 
@@ -17,18 +18,14 @@ namespace ania {
 /// O(1) plus the orphans skipped; never fails, never calls anything, stateless.
 struct truncate_oldest_half {
     /// Index of the first kept message.
-    [[nodiscard]] static std::size_t cut(std::span<const message> h) noexcept {
-        const std::size_t n = h.size();
-        if (n == 0) return 0;
-        std::size_t start = n - std::max<std::size_t>(1, n / 2);
-        while (start < n && h[start].role == role::tool) ++start;
-        return start;
-    }
-    [[nodiscard]] compression_result compress(const compress_input& in) const {
-        return compression_result::keep_suffix(cut(in.history));
-    }
+    [[nodiscard]] static std::size_t cut(std::span<const message> h) noexcept;
+    [[nodiscard]] compression_result compress(const compress_input& in) const;
 };
 
 static_assert(compressor<truncate_oldest_half>);
 
 } // namespace ania
+
+#if ANIA_HEADER_ONLY
+#include <ania/compressor/truncate_oldest_half-inl.hpp>
+#endif

@@ -11,6 +11,7 @@
 #include <string_view>
 #include <vector>
 
+#include <ania/detail/linkage.hpp>
 #include <ania/concepts.hpp>
 #include <ania/detail/simd.hpp>
 #include <ania/message.hpp>
@@ -22,9 +23,7 @@ namespace detail {
 /// Code points of valid UTF-8 (bytes that are not continuation bytes), by detail::count_continuation (32
 /// bytes a step where the CPU has AVX2, else 8). Messages inside ania are valid UTF-8 (repaired at every boundary), so this equals
 /// text::rune_count there.
-[[nodiscard]] inline std::size_t count_runes_fast(std::string_view s) noexcept {
-    return s.size() - count_continuation(reinterpret_cast<const unsigned char*>(s.data()), s.size());
-}
+[[nodiscard]] ANIA_INLINE std::size_t count_runes_fast(std::string_view s) noexcept;
 
 /// Per-byte weights of the character-class estimate, in twentieths of a token.
 struct char_class_table {
@@ -58,34 +57,10 @@ struct char_class_counter {
     std::int64_t per_image = 1000;
 
     /// Tokens of a text, rounded up; in twentieths before rounding so that short texts are not lost.
-    [[nodiscard]] static std::int64_t twentieths(std::string_view s) noexcept {
-        std::int64_t sum = 0;
-        const auto* p = reinterpret_cast<const unsigned char*>(s.data());
-        for (std::size_t i = 0; i < s.size(); ++i) {
-            const unsigned char b = p[i];
-            sum += detail::char_class_weights.weight[b];
-            // Non-ASCII white space that CJK text uses: U+3000 (E3 80 80) and U+00A0 (C2 A0) weigh 0.1.
-            if (b == 0xE3 && i + 2 < s.size() && p[i + 1] == 0x80 && p[i + 2] == 0x80) sum -= 18;
-            else if (b == 0xC2 && i + 1 < s.size() && p[i + 1] == 0xA0) sum -= 18;
-        }
-        return sum;
-    }
+    [[nodiscard]] static std::int64_t twentieths(std::string_view s) noexcept;
     [[nodiscard]] static std::int64_t text_tokens(std::string_view s) noexcept { return (twentieths(s) + 19) / 20; }
 
-    [[nodiscard]] std::int64_t count(const message& m) const noexcept {
-        std::int64_t t20 = 0, images = 0;
-        if (m.form == content_form::text) {
-            t20 += twentieths(m.content);
-        } else if (m.form == content_form::parts) {
-            for (const content_part& p : m.parts) {
-                if (p.type == content_part::kind::text) t20 += twentieths(p.text);
-                else if (p.type == content_part::kind::image_url) ++images;
-            }
-        }
-        if (m.reasoning_content) t20 += twentieths(*m.reasoning_content);
-        for (const tool_call& c : m.tool_calls) t20 += twentieths(c.name) + twentieths(c.arguments) + 20 * per_tool_call;
-        return per_message + (t20 + 19) / 20 + images * per_image;
-    }
+    [[nodiscard]] std::int64_t count(const message& m) const noexcept;
 };
 
 /// The original's rule: about two characters per token. Per message: 4 + (runes of content, reasoning,
@@ -95,21 +70,7 @@ struct half_char_counter {
     std::int64_t per_message = 4;
     std::int64_t per_image = 1000;
 
-    [[nodiscard]] std::int64_t count(const message& m) const noexcept {
-        std::size_t runes = 0;
-        std::int64_t images = 0;
-        if (m.form == content_form::text) {
-            runes += detail::count_runes_fast(m.content);
-        } else if (m.form == content_form::parts) {
-            for (const content_part& p : m.parts) {
-                if (p.type == content_part::kind::text) runes += detail::count_runes_fast(p.text);
-                else if (p.type == content_part::kind::image_url) ++images;
-            }
-        }
-        if (m.reasoning_content) runes += detail::count_runes_fast(*m.reasoning_content);
-        for (const tool_call& c : m.tool_calls) runes += detail::count_runes_fast(c.name) + detail::count_runes_fast(c.arguments);
-        return per_message + static_cast<std::int64_t>(runes / 2) + images * per_image;
-    }
+    [[nodiscard]] std::int64_t count(const message& m) const noexcept;
 };
 
 /// Learns the ratio between the prompt tokens the upstream reports and `Base`'s estimate of the same request
@@ -170,3 +131,7 @@ static_assert(calibrating_token_counter<calibrated_counter<>>);
 static_assert(calibrating_token_counter<calibrated_counter<token_counter_archetype>>);
 
 } // namespace ania
+
+#if ANIA_HEADER_ONLY
+#include <ania/context/token_counter-inl.hpp>
+#endif

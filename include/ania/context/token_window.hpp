@@ -10,6 +10,7 @@
 #include <vector>
 
 #include <ania/concepts.hpp>
+#include <ania/detail/linkage.hpp>
 #include <ania/context/token_counter.hpp>
 #include <ania/context/window_options.hpp>
 #include <ania/message.hpp>
@@ -244,5 +245,10 @@ private:
     mutable std::size_t bytes_ = 0;
     mutable bool bytes_dirty_ = false;
 };
+
+#if !ANIA_HEADER_ONLY
+extern template class token_window<char_class_counter>;  // in the compiled library
+#endif
+
 
 } // namespace ania

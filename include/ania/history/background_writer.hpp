@@ -20,6 +20,8 @@
 #include <vector>
 
 #include <ania/concepts.hpp>
+#include <ania/detail/linkage.hpp>
+#include <ania/store/memory_store.hpp>
 #include <ania/error.hpp>
 #include <ania/history/persist.hpp>
 #include <ania/log.hpp>
@@ -220,5 +222,10 @@ private:
 static_assert(history_store<background_writer<history_store_archetype>>);
 static_assert(!prefix_dropping_store<background_writer<history_store_archetype>>);
 static_assert(prefix_dropping_store<background_writer<prefix_dropping_store_archetype>>);
+
+#if !ANIA_HEADER_ONLY
+extern template class background_writer<memory_store>;  // in the compiled library
+#endif
+
 
 } // namespace ania

@@ -16,6 +16,7 @@
 #include <utility>
 #include <vector>
 
+#include <ania/detail/linkage.hpp>
 #include <ania/memory/tokenize.hpp>
 #include <ania/text/utf8.hpp>
 
@@ -27,53 +28,18 @@ namespace ania::memory::detail {
 /// and the filter is consulted for such terms only (is_word_run).
 struct pair_filter {
     std::array<std::uint64_t, 16> bits{};
-    static std::uint32_t slot(unsigned char a, unsigned char b) noexcept {
-        return ((static_cast<std::uint32_t>(a) * 0x9E3779B1u) ^ (static_cast<std::uint32_t>(b) * 0x85EBCA77u)) >> 22;
-    }
-    void add(std::string_view s) noexcept {
-        for (std::size_t i = 0; i + 1 < s.size(); ++i) {
-            const auto h = slot(static_cast<unsigned char>(s[i]), static_cast<unsigned char>(s[i + 1]));
-            bits[h >> 6] |= std::uint64_t{1} << (h & 63);
-        }
-    }
+    static std::uint32_t slot(unsigned char a, unsigned char b) noexcept;
+    void add(std::string_view s) noexcept;
     /// add() for every maximal run of word runes of `lowered`.
-    void add_word_runs(std::string_view lowered) noexcept {
-        for (std::size_t pos = 0; pos < lowered.size();) {
-            const auto r = text::decode_rune(lowered, pos);
-            if (r.valid && !is_cjk(r.value) && is_word_rune(r.value)) {
-                const std::size_t end = word_run_end(lowered, pos);
-                add(lowered.substr(pos, end - pos));
-                pos = end;
-            } else {
-                pos += r.length;
-            }
-        }
-    }
-    [[nodiscard]] static bool is_word_run(std::string_view term) noexcept {
-        if (term.empty()) return false;
-        const auto r = text::decode_rune(term, 0);
-        return r.valid && !is_cjk(r.value) && is_word_rune(r.value) && word_run_end(term, 0) == term.size();
-    }
+    void add_word_runs(std::string_view lowered) noexcept;
+    [[nodiscard]] static bool is_word_run(std::string_view term) noexcept;
     /// The set bits of a term's filter, so that testing an entry costs one check per pair of the term.
-    [[nodiscard]] std::vector<std::pair<std::uint8_t, std::uint64_t>> sparse() const {
-        std::vector<std::pair<std::uint8_t, std::uint64_t>> out;
-        for (std::size_t w = 0; w < bits.size(); ++w)
-            if (bits[w]) out.emplace_back(static_cast<std::uint8_t>(w), bits[w]);
-        return out;
-    }
-    [[nodiscard]] bool has(const std::vector<std::pair<std::uint8_t, std::uint64_t>>& term) const noexcept {
-        for (const auto& [w, mask] : term)
-            if ((mask & ~bits[w]) != 0) return false;
-        return true;
-    }
+    [[nodiscard]] std::vector<std::pair<std::uint8_t, std::uint64_t>> sparse() const;
+    [[nodiscard]] bool has(const std::vector<std::pair<std::uint8_t, std::uint64_t>>& term) const noexcept;
 };
 
 /// The slot hash of the integer-keyed tables (MurmurHash3's finaliser, halved).
-inline std::size_t mix_key(std::uint64_t k) noexcept {
-    k ^= k >> 33;
-    k *= 0xFF51AFD7ED558CCDULL;
-    return static_cast<std::size_t>(k ^ (k >> 33));
-}
+ANIA_INLINE std::size_t mix_key(std::uint64_t k) noexcept;
 
 /// The one hash table of the index: key -> 32-bit value, open addressing with linear probing over a
 /// power-of-two array of slots, filled at most to Layout::max_load. What a slot holds and how a key is found
@@ -194,15 +160,8 @@ struct code_point_pair_layout {
     [[nodiscard]] static std::size_t hash_of(slot s) noexcept { return mix_key(s & key_mask); }
     [[nodiscard]] static bool empty(slot s) noexcept { return s == 0; }
     [[nodiscard]] static bool matches(slot s, const key& k) noexcept { return (s & key_mask) == k.packed; }
-    [[nodiscard]] std::uint32_t value(slot s, const key& k) const noexcept {
-        const auto v = static_cast<std::uint32_t>(s >> key_bits);
-        return v == overflow ? overflow_.find(k.packed)->second : v;
-    }
-    [[nodiscard]] slot store(const key& k, std::uint32_t v) {
-        const std::uint32_t stored = v < overflow ? v : overflow;
-        if (stored == overflow) overflow_.emplace(k.packed, v);
-        return k.packed | (std::uint64_t{stored} << key_bits);
-    }
+    [[nodiscard]] std::uint32_t value(slot s, const key& k) const noexcept;
+    [[nodiscard]] slot store(const key& k, std::uint32_t v);
 
     std::unordered_map<std::uint64_t, std::uint32_t> overflow_;
 };
@@ -222,60 +181,22 @@ struct string_layout {
     };
     static constexpr load_factor max_load{1, 2};
     static constexpr std::size_t initial_slots = 256;
-    void reserve(std::size_t n) {
-        spans_.reserve(n);
-        arena_.reserve(n * 6);
-    }
+    void reserve(std::size_t n);
     [[nodiscard]] static std::size_t hash(const key& k) noexcept { return static_cast<std::size_t>(k.h); }
     [[nodiscard]] std::size_t hash_of(const slot& s) const noexcept { return static_cast<std::size_t>(hash_text(text_of(s.index - 1))); }
     [[nodiscard]] static bool empty(const slot& s) noexcept { return s.index == 0; }
-    [[nodiscard]] bool matches(const slot& s, const key& k) const noexcept {
-        return s.tag == static_cast<std::uint32_t>(k.h >> 32) && text_of(s.index - 1) == k.text;
-    }
+    [[nodiscard]] bool matches(const slot& s, const key& k) const noexcept;
     [[nodiscard]] std::uint32_t value(const slot& s, const key&) const noexcept { return spans_[s.index - 1].value; }
-    [[nodiscard]] slot store(const key& k, std::uint32_t v) {
-        spans_.push_back({static_cast<std::uint32_t>(arena_.size()), static_cast<std::uint32_t>(k.text.size()), v});
-        arena_.append(k.text);
-        return {static_cast<std::uint32_t>(k.h >> 32), static_cast<std::uint32_t>(spans_.size())};
-    }
+    [[nodiscard]] slot store(const key& k, std::uint32_t v);
 
     /// Eight bytes at a time (tokens are short: one or two multiplications each), then a final mix.
-    [[nodiscard]] static std::uint64_t hash_text(std::string_view s) noexcept {
-        const auto mix = [](std::uint64_t x) noexcept {
-            x *= 0x9E3779B97F4A7C15ULL;
-            return x ^ (x >> 32);
-        };
-        const char* p = s.data();
-        std::size_t n = s.size();
-        std::uint64_t h = 0x243F6A8885A308D3ULL ^ n, w = 0;
-        if (n > 8) {
-            for (; n > 8; p += 8, n -= 8) {
-                std::memcpy(&w, p, 8);
-                h = mix(h ^ w);
-            }
-            std::memcpy(&w, s.data() + s.size() - 8, 8);  // the last eight, overlapping
-        } else if (n >= 4) {
-            std::uint32_t a, b;
-            std::memcpy(&a, p, 4);
-            std::memcpy(&b, p + n - 4, 4);
-            w = (std::uint64_t{a} << 32) | b;
-        } else if (n > 0) {
-            w = (std::uint64_t{static_cast<unsigned char>(p[0])} << 16) | (std::uint64_t{static_cast<unsigned char>(p[n >> 1])} << 8) |
-                static_cast<unsigned char>(p[n - 1]);
-        }
-        h = mix(h ^ w);
-        h ^= h >> 29;
-        h *= 0xBF58476D1CE4E5B9ULL;
-        return h ^ (h >> 32);
-    }
+    [[nodiscard]] static std::uint64_t hash_text(std::string_view s) noexcept;
 
 private:
     struct span {
         std::uint32_t offset, length, value;
     };
-    [[nodiscard]] std::string_view text_of(std::uint32_t index) const noexcept {
-        return std::string_view(arena_).substr(spans_[index].offset, spans_[index].length);
-    }
+    [[nodiscard]] std::string_view text_of(std::uint32_t index) const noexcept;
 
     std::string arena_;
     std::vector<span> spans_;
@@ -291,10 +212,7 @@ class vocabulary {
 public:
     [[nodiscard]] std::uint32_t size() const noexcept { return next_; }
     /// Room for the tokens of about `bytes` of text, so that indexing a scope rarely rehashes.
-    void reserve(std::size_t bytes) {
-        bigrams_.reserve(bytes / 12);
-        words_.reserve(bytes / 32);
-    }
+    void reserve(std::size_t bytes);
 
     [[gnu::always_inline]] std::uint32_t rune(char32_t c) {
         return runes_.find_or_insert(static_cast<std::uint32_t>(c), [&] { return next_++; });
@@ -303,42 +221,17 @@ public:
         return bigrams_.find_or_insert({a, b}, [&] { return next_++; });
     }
     /// A word (no CJK rune in it): by its text.
-    std::uint32_t word(std::string_view w) {
-        return words_.find_or_insert(w, [&] { return next_++; });
-    }
+    std::uint32_t word(std::string_view w);
     /// Any token.
-    std::uint32_t token(std::string_view t) {
-        char32_t cp[2];
-        switch (short_cjk(t, cp)) {
-        case 1: return rune(cp[0]);
-        case 2: return bigram(cp[0], cp[1]);
-        default: return word(t);
-        }
-    }
+    std::uint32_t token(std::string_view t);
 
     [[nodiscard]] std::optional<std::uint32_t> find_rune(char32_t c) const noexcept { return runes_.find(static_cast<std::uint32_t>(c)); }
     [[nodiscard]] std::optional<std::uint32_t> find_bigram(char32_t a, char32_t b) const noexcept { return bigrams_.find({a, b}); }
     [[nodiscard]] std::optional<std::uint32_t> find_word(std::string_view w) const noexcept { return words_.find(w); }
-    [[nodiscard]] std::optional<std::uint32_t> find(std::string_view t) const noexcept {
-        char32_t cp[2];
-        switch (short_cjk(t, cp)) {
-        case 1: return find_rune(cp[0]);
-        case 2: return find_bigram(cp[0], cp[1]);
-        default: return find_word(t);
-        }
-    }
+    [[nodiscard]] std::optional<std::uint32_t> find(std::string_view t) const noexcept;
 
     /// 1 or 2 when `t` is that many CJK runes (their code points in cp), else 0.
-    static int short_cjk(std::string_view t, char32_t (&cp)[2]) noexcept {
-        int n = 0;
-        for (std::size_t pos = 0; pos < t.size(); ++n) {
-            const auto r = text::decode_rune(t, pos);
-            if (n == 2 || !r.valid || !is_cjk(r.value)) return 0;
-            cp[n] = r.value;
-            pos += r.length;
-        }
-        return n;
-    }
+    static int short_cjk(std::string_view t, char32_t (&cp)[2]) noexcept;
 
 private:
     probe_table<integer_layout<std::uint32_t>> runes_;
@@ -366,27 +259,15 @@ struct indexed_entry {
     float norm = 0;                      // of the embedding
 
     [[nodiscard]] std::span<const std::uint32_t> tokens() const noexcept { return {ids.data(), token_end}; }
-    [[nodiscard]] std::span<const std::uint32_t> cjk_contains() const noexcept {
-        return {ids.data() + token_end, contains_end - token_end};
-    }
-    [[nodiscard]] std::span<const std::uint32_t> cjk_tag_contains() const noexcept {
-        return {ids.data() + contains_end, tag_contains_end - contains_end};
-    }
-    [[nodiscard]] std::span<const std::uint32_t> numbers() const noexcept {
-        return {ids.data() + tag_contains_end, ids.size() - tag_contains_end};
-    }
+    [[nodiscard]] std::span<const std::uint32_t> cjk_contains() const noexcept;
+    [[nodiscard]] std::span<const std::uint32_t> cjk_tag_contains() const noexcept;
+    [[nodiscard]] std::span<const std::uint32_t> numbers() const noexcept;
 };
 
 /// Scratch space for ids that is never initialised (std::vector would zero it on every resize).
 class id_buffer {
 public:
-    std::uint32_t* reserve(std::size_t n) {
-        if (n > capacity_) {
-            data_ = std::make_unique_for_overwrite<std::uint32_t[]>(n);
-            capacity_ = n;
-        }
-        return data_.get();
-    }
+    std::uint32_t* reserve(std::size_t n);
 
 private:
     std::unique_ptr<std::uint32_t[]> data_;
@@ -398,10 +279,7 @@ struct postings_table {
     std::vector<std::uint32_t> offsets;  // token id -> start in items; size = dictionary size + 1
     std::vector<std::uint32_t> items;    // entry positions, ascending within a token
 
-    [[nodiscard]] std::span<const std::uint32_t> of(std::uint32_t token) const noexcept {
-        if (static_cast<std::size_t>(token) + 1 >= offsets.size()) return {};
-        return {items.data() + offsets[token], offsets[token + 1] - offsets[token]};
-    }
+    [[nodiscard]] std::span<const std::uint32_t> of(std::uint32_t token) const noexcept;
     template <class Entries, class Ids>
     void build(std::size_t dictionary_size, const Entries& entries, Ids ids_of) {
         offsets.assign(dictionary_size + 1, 0);
@@ -417,11 +295,10 @@ struct postings_table {
     }
 };
 
-inline bool all_digits(std::string_view t) noexcept {
-    if (t.empty()) return false;
-    for (const char c : t)
-        if (c < '0' || c > '9') return false;
-    return true;
-}
+ANIA_INLINE bool all_digits(std::string_view t) noexcept;
 
 } // namespace ania::memory::detail
+
+#if ANIA_HEADER_ONLY
+#include <ania/memory/index-inl.hpp>
+#endif

@@ -12,6 +12,7 @@
 #include <utility>
 #include <vector>
 
+#include <ania/detail/linkage.hpp>
 #include <ania/detail/dot.hpp>
 #include <ania/memory/concepts.hpp>
 #include <ania/memory/index.hpp>
@@ -26,23 +27,11 @@ namespace ania::memory::detail {
 class epoch_set {
 public:
     /// Room for ids below `n` (so that insert_raw needs no check).
-    void reserve(std::size_t n) {
-        if (stamp_.size() < n) stamp_.resize(std::max(n, stamp_.size() * 2), 0);
-    }
+    void reserve(std::size_t n);
     /// True when `id` was not in the set (it is now).
-    bool insert(std::uint32_t id) {
-        if (stamp_.size() <= id) reserve(std::size_t{id} + 1);
-        if (stamp_[id] == epoch_) return false;
-        stamp_[id] = epoch_;
-        return true;
-    }
+    bool insert(std::uint32_t id);
     /// Empties the set.
-    void clear() noexcept {
-        if (++epoch_ == 0) {
-            std::fill(stamp_.begin(), stamp_.end(), 0);
-            epoch_ = 1;
-        }
-    }
+    void clear() noexcept;
     /// For branch-free loops: stamps (valid below the reserved size) and the epoch that marks membership.
     [[nodiscard]] std::uint32_t* stamps() noexcept { return stamp_.data(); }
     [[nodiscard]] std::uint32_t epoch() const noexcept { return epoch_; }
@@ -83,14 +72,7 @@ struct read_result {
     return {c, r.value, r.length, is_cjk(c) ? rune_kind::cjk : is_word_rune(c) ? rune_kind::word : rune_kind::other};
 }
 
-[[nodiscard]] inline bool all_cjk(std::string_view t) noexcept {
-    for (std::size_t pos = 0; pos < t.size();) {
-        const auto r = text::decode_rune(t, pos);
-        if (!r.valid || !is_cjk(r.value)) return false;
-        pos += r.length;
-    }
-    return true;
-}
+[[nodiscard]] ANIA_INLINE bool all_cjk(std::string_view t) noexcept;
 
 [[nodiscard]] inline float norm_of(const std::vector<float>& v) noexcept { return std::sqrt(ania::detail::dot(v, v)); }
 
@@ -374,3 +356,7 @@ private:
 };
 
 } // namespace ania::memory::detail
+
+#if ANIA_HEADER_ONLY
+#include <ania/memory/indexer-inl.hpp>
+#endif

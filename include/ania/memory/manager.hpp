@@ -18,6 +18,7 @@
 #include <utility>
 #include <vector>
 
+#include <ania/detail/linkage.hpp>
 #include <ania/detail/timestamp.hpp>
 #include <ania/error.hpp>
 #include <ania/log.hpp>
@@ -69,6 +70,7 @@ public:
         if (!backend_.enabled())
             log_to(opt_.log, log_level::error, "memory: the backend is unavailable, long-term memory is disabled");
     }
+    ~basic_manager();  // defined below the class, so that compiled mode's extern template covers it too
     basic_manager(const basic_manager&) = delete;
     basic_manager& operator=(const basic_manager&) = delete;
 
@@ -496,7 +498,15 @@ private:
     std::map<std::string, std::unique_ptr<slot>, std::less<>> scopes_;
 };
 
+template <class Traits>
+basic_manager<Traits>::~basic_manager() = default;
+
 /// The spec's memory over the in-process backend (tests, bots without persistence).
 using manager = basic_manager<default_memory_traits>;
+
+#if !ANIA_HEADER_ONLY
+extern template class basic_manager<default_memory_traits>;  // in the compiled library
+#endif
+
 
 } // namespace ania::memory

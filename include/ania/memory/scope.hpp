@@ -6,6 +6,7 @@
 #include <string>
 #include <string_view>
 
+#include <ania/detail/linkage.hpp>
 #include <ania/error.hpp>
 #include <ania/text/utf8.hpp>
 
@@ -15,19 +16,9 @@ namespace ania::memory {
 class scope {
 public:
     /// The scope named `text`, or nullopt when it is not one.
-    [[nodiscard]] static std::optional<scope> parse(std::string_view text) {
-        if (text.size() < 3 || (text[0] != 'g' && text[0] != 'f') || text[1] != ':' || text.size() > 66) return std::nullopt;
-        for (std::size_t i = 2; i < text.size(); ++i)
-            if (text[i] < '0' || text[i] > '9') return std::nullopt;
-        return scope(std::string(text));
-    }
+    [[nodiscard]] static std::optional<scope> parse(std::string_view text);
     /// As parse(), but throws ania::error (invalid_argument) naming the rule.
-    [[nodiscard]] static scope from(std::string_view text) {
-        auto s = parse(text);
-        if (!s) throw error(errc::invalid_argument, "invalid memory scope \"" + text::quote_for_message(text, 80) +
-                                                        "\": expected g:<digits> or f:<digits>");
-        return *s;
-    }
+    [[nodiscard]] static scope from(std::string_view text);
     [[nodiscard]] static scope group(std::string_view id) { return from("g:" + std::string(id)); }
     [[nodiscard]] static scope friend_(std::string_view id) { return from("f:" + std::string(id)); }
 
@@ -37,8 +28,12 @@ public:
     friend auto operator<=>(const scope&, const scope&) = default;
 
 private:
-    explicit scope(std::string t) : text_(std::move(t)) {}
+    explicit scope(std::string t);
     std::string text_;
 };
 
 } // namespace ania::memory
+
+#if ANIA_HEADER_ONLY
+#include <ania/memory/scope-inl.hpp>
+#endif

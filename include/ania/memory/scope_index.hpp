@@ -8,6 +8,7 @@
 #include <string_view>
 #include <vector>
 
+#include <ania/detail/linkage.hpp>
 #include <ania/memory/concepts.hpp>
 #include <ania/memory/entry.hpp>
 #include <ania/memory/index.hpp>
@@ -39,28 +40,11 @@ struct scope_index {
     std::string last_timestamp;
     std::uint64_t version = 0;
 
-    [[nodiscard]] std::size_t find(std::string_view id) const noexcept {
-        for (std::size_t i = 0; i < entries.size(); ++i)
-            if (entries[i].id == id) return i;
-        return npos;
-    }
+    [[nodiscard]] std::size_t find(std::string_view id) const noexcept;
 
-    void push_back(entry e, indexed_entry x) {
-        idx.push_back(std::move(x));
-        if (e.created_at > last_timestamp) last_timestamp = e.created_at;
-        entries.push_back(std::move(e));
-        postings_dirty = true;
-    }
-    void assign(std::size_t i, entry e, indexed_entry x) {
-        entries[i] = std::move(e);
-        idx[i] = std::move(x);
-        postings_dirty = true;
-    }
-    void erase(std::size_t i) {
-        entries.erase(entries.begin() + static_cast<std::ptrdiff_t>(i));
-        idx.erase(idx.begin() + static_cast<std::ptrdiff_t>(i));
-        postings_dirty = true;
-    }
+    void push_back(entry e, indexed_entry x);
+    void assign(std::size_t i, entry e, indexed_entry x);
+    void erase(std::size_t i);
 
     /// Updates and forgets leave the ids of tokens no entry uses any more in the vocabulary (and in the
     /// postings' offsets); once those could be most of it, the scope should be indexed again.
@@ -92,3 +76,7 @@ struct scope_index {
 };
 
 } // namespace ania::memory::detail
+
+#if ANIA_HEADER_ONLY
+#include <ania/memory/scope_index-inl.hpp>
+#endif

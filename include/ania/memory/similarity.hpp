@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <type_traits>
 
+#include <ania/detail/linkage.hpp>
 #include <ania/memory/concepts.hpp>
 
 namespace ania::memory {
@@ -30,17 +31,15 @@ struct idf_similarity {
     double threshold = 0.4;
     double numbers_differ_factor = 0.7;  ///< score multiplier when both texts hold different numbers
     static constexpr bool weighted = true;
-    [[nodiscard]] static double weight(std::size_t df, std::size_t n) noexcept {
-        const double idf = std::log((static_cast<double>(n) + 1.0) / (static_cast<double>(df) + 0.5));
-        return idf * idf + 0.1;
-    }
-    [[nodiscard]] double score(double inter, double wa, double wb, bool numbers_differ) const noexcept {
-        const double d = wa + wb > 0 ? 2.0 * inter / (wa + wb) : 0.0;
-        return numbers_differ ? d * numbers_differ_factor : d;
-    }
+    [[nodiscard]] static double weight(std::size_t df, std::size_t n) noexcept;
+    [[nodiscard]] double score(double inter, double wa, double wb, bool numbers_differ) const noexcept;
 };
 
 static_assert(similarity_policy<dice_similarity>);
 static_assert(similarity_policy<idf_similarity>);
 
 } // namespace ania::memory
+
+#if ANIA_HEADER_ONLY
+#include <ania/memory/similarity-inl.hpp>
+#endif

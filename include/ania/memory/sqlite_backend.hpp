@@ -10,7 +10,7 @@
 #include <string_view>
 #include <vector>
 
-#include <ania/json.hpp>
+#include <ania/detail/linkage.hpp>
 #include <ania/log.hpp>
 #include <ania/memory/columns.hpp>
 #include <ania/memory/concepts.hpp>
@@ -48,54 +48,17 @@ using sqlite_backend_options = sqlite_file_options;
 /// error the connection is reopened by the next call. Thread-safe (one connection behind a mutex).
 class sqlite_backend {
 public:
-    explicit sqlite_backend(std::string path, sqlite_backend_options opt = {})
-        : db_(std::move(path), opt, detail::memory_schema, "memory sqlite_backend") {}
+    explicit sqlite_backend(std::string path, sqlite_backend_options opt = {});
+    ~sqlite_backend();  // out of line: its members' destructors are the library's code in compiled mode
 
-    [[nodiscard]] bool enabled() const noexcept {
-        std::lock_guard lock(mutex_);
-        return db_.enabled();
-    }
+    [[nodiscard]] bool enabled() const noexcept;
 
-    [[nodiscard]] std::vector<entry> load(const scope& s) const {
-        std::lock_guard lock(mutex_);
-        std::vector<entry> out;
-        if (!db_.ready()) return out;
-        ania::detail::sqlite_use st(
-            db_.statement("SELECT id, user_id, content, tags, emb, created_at FROM ania_memory WHERE scope = ?1 ORDER BY created_at, id"));
-        bind(st, 1, s.str());
-        int rc;
-        while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-            entry e;
-            e.id = text::repair_utf8(column(st, 0));
-            e.user_id = text::repair_utf8(column(st, 1));
-            e.content = text::repair_utf8(column(st, 2));
-            e.created_at = column(st, 5);
-            if (const std::string bad = detail::decode_columns(column(st, 3), column(st, 4), e); !bad.empty())
-                log_to(db_.options().log, log_level::warn, "memory: malformed tags or emb of " + text::quote_for_message(e.id) +
-                                                               " in " + s.str() + " ignored: " + bad);
-            out.push_back(std::move(e));
-        }
-        if (rc != SQLITE_DONE) db_.fail(rc, "load");
-        return out;
-    }
+    [[nodiscard]] std::vector<entry> load(const scope& s) const;
 
-    [[nodiscard]] std::vector<std::string> scopes() const {
-        std::lock_guard lock(mutex_);
-        std::vector<std::string> out;
-        if (!db_.ready()) return out;
-        ania::detail::sqlite_use st(db_.statement("SELECT DISTINCT scope FROM ania_memory ORDER BY scope"));
-        int rc;
-        while ((rc = sqlite3_step(st)) == SQLITE_ROW) out.emplace_back(column(st, 0));
-        if (rc != SQLITE_DONE) db_.fail(rc, "scopes");
-        return out;
-    }
+    [[nodiscard]] std::vector<std::string> scopes() const;
 
     /// The scope's version: 0 for a scope never written.
-    [[nodiscard]] std::uint64_t version(const scope& s) const {
-        std::lock_guard lock(mutex_);
-        if (!db_.ready()) return 0;
-        return version_locked(s);
-    }
+    [[nodiscard]] std::uint64_t version(const scope& s) const;
 
     static constexpr const char* insert_sql =
         "INSERT INTO ania_memory(scope, id, user_id, content, tags, emb, created_at) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7)";
@@ -105,9 +68,7 @@ public:
 
     std::uint64_t insert(const scope& s, const entry& e) { return *write(insert_sql, s, &e, e.id, std::nullopt); }
     /// Inserts only if the scope is still at version `expected` (checked inside the write transaction).
-    std::optional<std::uint64_t> insert_if(const scope& s, const entry& e, std::uint64_t expected) {
-        return write(insert_sql, s, &e, e.id, expected);
-    }
+    std::optional<std::uint64_t> insert_if(const scope& s, const entry& e, std::uint64_t expected);
     std::uint64_t update(const scope& s, const entry& e) { return *write(update_sql, s, &e, e.id, std::nullopt); }
     std::uint64_t erase(const scope& s, std::string_view id) { return *write(erase_sql, s, nullptr, id, std::nullopt); }
 
@@ -115,62 +76,11 @@ private:
     static void bind(sqlite3_stmt* st, int i, std::string_view v) noexcept { ania::detail::sqlite_connection::bind_text(st, i, v); }
     static std::string column(sqlite3_stmt* st, int i) { return std::string(ania::detail::sqlite_connection::column(st, i)); }
 
-    std::uint64_t version_locked(const scope& s) const {
-        ania::detail::sqlite_use st(db_.statement("SELECT version FROM ania_memory_version WHERE scope = ?1"));
-        bind(st, 1, s.str());
-        const int rc = sqlite3_step(st);
-        if (rc == SQLITE_ROW) return static_cast<std::uint64_t>(sqlite3_column_int64(st, 0));
-        if (rc != SQLITE_DONE) db_.fail(rc, "version");
-        return 0;
-    }
+    std::uint64_t version_locked(const scope& s) const;
 
     /// One write and the scope's version bump in one transaction; returns the new version, or nullopt when
     /// `expected` is given and the scope is at another version (nothing is written then). Disabled: 0.
-    std::optional<std::uint64_t> write(const char* sql, const scope& s, const entry* e, std::string_view id,
-                                       std::optional<std::uint64_t> expected) {
-        std::string tags_text, emb_text;
-        if (e) {  // outside the lock
-            json tags = json::array();
-            for (const auto& t : e->tags) tags.push_back(t);
-            json emb = json::array();
-            for (const float x : e->embedding) emb.push_back(x);
-            tags_text = tags.dump(-1, ' ', false, json::error_handler_t::replace);
-            emb_text = emb.dump();
-        }
-        std::lock_guard lock(mutex_);
-        if (!db_.ready()) return std::uint64_t{0};
-        ania::detail::sqlite_transaction txn(db_, "memory write");
-        if (expected && version_locked(s) != *expected) {
-            txn.rollback();
-            return std::nullopt;
-        }
-        {
-            ania::detail::sqlite_use st(db_.statement(sql));
-            bind(st, 1, s.str());
-            bind(st, 2, id);
-            if (e) {
-                bind(st, 3, e->user_id);
-                bind(st, 4, e->content);
-                bind(st, 5, tags_text);
-                bind(st, 6, emb_text);
-                bind(st, 7, e->created_at);
-            }
-            const int rc = sqlite3_step(st);
-            if (rc != SQLITE_DONE) db_.fail(rc, "write");
-            if (e && sqlite3_changes(db_.get()) != 1) throw error(errc::store_error, "memory " + e->id + " not found in " + s.str());
-        }
-        std::uint64_t v = 0;
-        {
-            ania::detail::sqlite_use st(db_.statement("INSERT INTO ania_memory_version(scope, version) VALUES(?1, 1) "
-                                                      "ON CONFLICT(scope) DO UPDATE SET version = version + 1 RETURNING version"));
-            bind(st, 1, s.str());
-            const int rc = sqlite3_step(st);
-            if (rc != SQLITE_ROW) db_.fail(rc, "version");
-            v = static_cast<std::uint64_t>(sqlite3_column_int64(st, 0));
-        }
-        txn.commit();
-        return v;
-    }
+    std::optional<std::uint64_t> write(const char* sql, const scope& s, const entry* e, std::string_view id, std::optional<std::uint64_t> expected);
 
     mutable std::mutex mutex_;
     mutable ania::detail::sqlite_connection db_;
@@ -185,3 +95,14 @@ struct sqlite_memory_traits : default_memory_traits {
 using sqlite_manager = basic_manager<sqlite_memory_traits>;  // memory/manager.hpp
 
 } // namespace ania::memory
+
+#if !ANIA_HEADER_ONLY
+#include <ania/memory/manager.hpp>
+namespace ania::memory {
+extern template class basic_manager<sqlite_memory_traits>;  // in the compiled SQLite library
+} // namespace ania::memory
+#endif
+
+#if ANIA_HEADER_ONLY
+#include <ania/memory/sqlite_backend-inl.hpp>
+#endif

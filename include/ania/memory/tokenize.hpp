@@ -9,6 +9,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include <ania/detail/linkage.hpp>
 #include <ania/memory/concepts.hpp>
 #include <ania/text/unicode.hpp>
 #include <ania/text/utf8.hpp>
@@ -31,31 +32,7 @@ namespace ania::memory {
 
 /// `s` lower-cased (see to_lower); invalid sequences are kept as they are. A few mappings change a rune's
 /// UTF-8 length (U+1E9E, U+212A, U+023A...), so the result may differ in size from `s`.
-[[nodiscard]] inline std::string lower(std::string_view s) {
-    std::string out;
-    out.reserve(s.size());
-    std::size_t pos = 0;
-    while (pos < s.size()) {
-        const auto b = static_cast<unsigned char>(s[pos]);
-        if (b < 0x80) {  // ASCII: no decoding
-            out.push_back(static_cast<char>(b >= 'A' && b <= 'Z' ? b + 32 : b));
-            ++pos;
-            continue;
-        }
-        if (b >= 0xE3 && b <= 0xE9 && pos + 2 < s.size() && (static_cast<unsigned char>(s[pos + 1]) & 0xC0) == 0x80 &&
-            (static_cast<unsigned char>(s[pos + 2]) & 0xC0) == 0x80) {  // U+3000..U+9FFF (CJK): lower-casing is the identity
-            out.append(s.data() + pos, 3);
-            pos += 3;
-            continue;
-        }
-        const auto r = text::decode_rune(s, pos);
-        if (!r.valid) out.append(s.substr(pos, r.length));
-        else if (r.value < 0x80) out.push_back(static_cast<char>(to_lower(r.value)));
-        else text::append_utf8(out, to_lower(r.value));
-        pos += r.length;
-    }
-    return out;
-}
+[[nodiscard]] ANIA_INLINE std::string lower(std::string_view s);
 
 /// What exact-duplicate detection treats as the same content. SPEC §4: the contents equal after white space
 /// is folded (trimmed, every run one space) — "Alice" and "alice" are two memories. `width_and_case`
@@ -113,17 +90,7 @@ void feed_dedup(std::string_view s, Stream& stream) {
 }
 
 /// The normal form for exact-duplicate detection (see dedup_stream), as text.
-[[nodiscard]] inline std::string normalize_for_dedup(std::string_view s,
-                                                     exact_duplicate_fold mode = exact_duplicate_fold::white_space) {
-    std::string out;
-    out.reserve(s.size());
-    dedup_stream stream{[&](std::uint32_t unit) {
-        if (unit >= 0x110000u) out.push_back(static_cast<char>(unit - 0x110000u));
-        else text::append_utf8(out, static_cast<char32_t>(unit));
-    }, mode == exact_duplicate_fold::width_and_case};
-    feed_dedup(s, stream);
-    return out;
-}
+[[nodiscard]] ANIA_INLINE std::string normalize_for_dedup(std::string_view s, exact_duplicate_fold mode = exact_duplicate_fold::white_space);
 
 /// FNV-1a over 32-bit units: what dedup_key hashes the normal form with.
 struct dedup_hash {
@@ -133,21 +100,10 @@ struct dedup_hash {
 
 /// A 64-bit hash of the units of normalize_for_dedup(s, mode) (one per rune, not per byte), computed without
 /// building the string: equal normal forms give equal keys; a key match is confirmed by comparing them.
-[[nodiscard]] inline std::uint64_t dedup_key(std::string_view s, exact_duplicate_fold mode = exact_duplicate_fold::white_space) noexcept {
-    dedup_stream stream{dedup_hash{}, mode == exact_duplicate_fold::width_and_case};
-    feed_dedup(s, stream);
-    return stream.put.value;
-}
+[[nodiscard]] ANIA_INLINE std::uint64_t dedup_key(std::string_view s, exact_duplicate_fold mode = exact_duplicate_fold::white_space) noexcept;
 
 /// End of the maximal run of word runes (letters, digits; not CJK) that starts at `pos`.
-[[nodiscard]] inline std::size_t word_run_end(std::string_view t, std::size_t pos) noexcept {
-    while (pos < t.size()) {
-        const auto r = text::decode_rune(t, pos);
-        if (!r.valid || is_cjk(r.value) || !is_word_rune(r.value)) break;
-        pos += r.length;
-    }
-    return pos;
-}
+[[nodiscard]] ANIA_INLINE std::size_t word_run_end(std::string_view t, std::size_t pos) noexcept;
 
 /// Tokens of `s` in first-occurrence order, without repeats (the reference semantics of the shared data set):
 /// lower-case first; a maximal run of word runes is one token; a maximal CJK run of length L gives its rune
@@ -203,13 +159,10 @@ struct cjk_bigram_tokenizer {
 static_assert(cjk_bigram_compatible<cjk_bigram_tokenizer>);
 
 /// The token set of `s`, in first-occurrence order.
-[[nodiscard]] inline std::vector<std::string> tokenize(std::string_view s) {
-    std::vector<std::string> out;
-    std::unordered_set<std::string> seen;
-    for_each_token(s, [&](std::string_view tok) {
-        if (seen.emplace(tok).second) out.emplace_back(tok);
-    });
-    return out;
-}
+[[nodiscard]] ANIA_INLINE std::vector<std::string> tokenize(std::string_view s);
 
 } // namespace ania::memory
+
+#if ANIA_HEADER_ONLY
+#include <ania/memory/tokenize-inl.hpp>
+#endif

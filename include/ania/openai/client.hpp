@@ -129,7 +129,7 @@ template <>
     o.timeouts.total = std::chrono::milliseconds(c.llm.timeout_ms);
     o.timeouts.stall = std::chrono::milliseconds(c.llm.stall_timeout_ms);
     o.retry.max_retries = static_cast<int>(c.llm.max_retries);
-    o.extra = c.llm.extra;
+    o.extra = to_json(c.llm.extra);
     o.messages.include_reasoning = c.llm.replay_reasoning;
     return o;
 }

@@ -12,6 +12,7 @@
 #include <tuple>
 #include <vector>
 
+#include <ania/detail/linkage.hpp>
 #include <ania/concepts.hpp>
 #include <ania/config.hpp>
 #include <ania/defaults.hpp>
@@ -21,34 +22,17 @@ namespace ania {
 namespace detail {
 /// `taken[i]` set for each session an earlier policy of a sequence chose (an out-of-range index, another
 /// policy's bug, is not ours to trust).
-inline void mark_chosen(std::span<const eviction_choice> out, std::size_t sessions, std::vector<char>& taken) {
-    taken.assign(sessions, 0);
-    for (const eviction_choice& c : out)
-        if (c.index < sessions) taken[c.index] = 1;
-}
+ANIA_INLINE void mark_chosen(std::span<const eviction_choice> out, std::size_t sessions, std::vector<char>& taken);
 } // namespace detail
 
 /// SPEC §3 idle eviction: sessions idle for `max_idle` or longer (0 disables). Sessions already chosen by
 /// an earlier policy of a sequence are not chosen again.
 struct idle_eviction {
     std::int64_t max_idle_ns;
-    explicit idle_eviction(const session_limits& l) : max_idle_ns(l.max_idle.count()) {}
-    void select(std::span<const resident_session> s, std::int64_t now, std::vector<eviction_choice>& out) const {
-        if (max_idle_ns <= 0) return;
-        if (out.empty()) {  // first (the default sequence): nothing to skip
-            for (std::size_t i = 0; i < s.size(); ++i)
-                if (now - s[i].last_active >= max_idle_ns) out.push_back({i, evict_reason::idle});
-            return;
-        }
-        std::vector<char> taken;
-        detail::mark_chosen(out, s.size(), taken);
-        for (std::size_t i = 0; i < s.size(); ++i)
-            if (!taken[i] && now - s[i].last_active >= max_idle_ns) out.push_back({i, evict_reason::idle});
-    }
+    explicit idle_eviction(const session_limits& l);
+    void select(std::span<const resident_session> s, std::int64_t now, std::vector<eviction_choice>& out) const;
     /// Nothing is idle while the oldest activity is younger than max_idle.
-    [[nodiscard]] bool may_select(std::size_t resident, std::int64_t oldest, std::int64_t now) const noexcept {
-        return max_idle_ns > 0 && resident > 0 && now - oldest >= max_idle_ns;
-    }
+    [[nodiscard]] bool may_select(std::size_t resident, std::int64_t oldest, std::int64_t now) const noexcept;
 };
 
 /// SPEC §3 LRU cap: with more than `max_sessions` resident (0 disables), the least recently active go until
@@ -56,24 +40,9 @@ struct idle_eviction {
 /// as gone. Not safe to call `select` on one object from two threads at once (its scratch is reused).
 struct lru_eviction {
     std::size_t max_sessions;
-    explicit lru_eviction(const session_limits& l) : max_sessions(l.max_sessions) {}
-    void select(std::span<const resident_session> s, std::int64_t, std::vector<eviction_choice>& out) const {
-        if (max_sessions == 0) return;
-        std::vector<char>& taken = scratch_.taken;
-        detail::mark_chosen(out, s.size(), taken);
-        std::vector<std::size_t>& left = scratch_.left;
-        left.clear();
-        for (std::size_t i = 0; i < s.size(); ++i)
-            if (!taken[i]) left.push_back(i);
-        if (left.size() <= max_sessions) return;
-        const std::size_t excess = left.size() - max_sessions;
-        const auto older = [&](std::size_t a, std::size_t b) { return s[a].last_active < s[b].last_active; };
-        std::nth_element(left.begin(), left.begin() + static_cast<std::ptrdiff_t>(excess - 1), left.end(), older);
-        for (std::size_t k = 0; k < excess; ++k) out.push_back({left[k], evict_reason::lru});
-    }
-    [[nodiscard]] bool may_select(std::size_t resident, std::int64_t, std::int64_t) const noexcept {
-        return max_sessions > 0 && resident > max_sessions;
-    }
+    explicit lru_eviction(const session_limits& l);
+    void select(std::span<const resident_session> s, std::int64_t, std::vector<eviction_choice>& out) const;
+    [[nodiscard]] bool may_select(std::size_t resident, std::int64_t, std::int64_t) const noexcept;
 
 private:
     // Reused between calls (a janitor tick calls select under its own lock: one call at a time per cache);
@@ -117,3 +86,7 @@ template <>
 }
 
 } // namespace ania
+
+#if ANIA_HEADER_ONLY
+#include <ania/session/eviction-inl.hpp>
+#endif

@@ -10,6 +10,8 @@
 //     std::string_view p = opt.summary.prompt;              // reads as a string_view
 #pragma once
 
+#include <ania/detail/linkage.hpp>
+
 #include <memory>
 #include <string>
 #include <string_view>
@@ -19,17 +21,13 @@ namespace ania {
 class shared_text {
 public:
     shared_text() noexcept = default;
-    shared_text(std::string s) : own_(std::make_shared<const std::string>(std::move(s))), view_(*own_) {}
-    shared_text(std::string_view s) : shared_text(std::string(s)) {}
-    shared_text(const char* s) : shared_text(std::string(s)) {}
+    shared_text(std::string s);
+    shared_text(std::string_view s);
+    shared_text(const char* s);
 
     /// Text with static storage duration (a literal, an `inline constexpr std::string_view`): held by view,
     /// never copied. The caller guarantees the lifetime.
-    [[nodiscard]] static shared_text literal(std::string_view s) noexcept {
-        shared_text t;
-        t.view_ = s;
-        return t;
-    }
+    [[nodiscard]] static shared_text literal(std::string_view s) noexcept;
 
     operator std::string_view() const noexcept { return view_; }
     [[nodiscard]] std::string_view view() const noexcept { return view_; }
@@ -49,3 +47,7 @@ private:
 };
 
 } // namespace ania
+
+#if ANIA_HEADER_ONLY
+#include <ania/text/shared_text-inl.hpp>
+#endif

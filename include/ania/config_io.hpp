@@ -1,0 +1,165 @@
+// ania/config_io.hpp -- any reflectable configuration section read from and written to JSON (Hana reflection):
+// the sections of ania::config adapted, and load_config / parse_config / to_json for any adapted section.
+// Include it to load a section of your own (in either mode); <ania/config-inl.hpp> defines the ania::config
+// overloads of <ania/config.hpp> with it.
+// SPDX-License-Identifier: MIT
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <type_traits>
+
+#include <boost/hana/accessors.hpp>
+#include <boost/hana/adapt_struct.hpp>
+#include <boost/hana/for_each.hpp>
+#include <boost/hana/pair.hpp>
+#include <boost/hana/string.hpp>
+
+#include <ania/config.hpp>
+#include <ania/error.hpp>
+#include <ania/json.hpp>
+#include <ania/text/utf8.hpp>
+
+// The reflection lives here, not beside the structs: its expansion is a quarter of a second of every
+// translation unit that parses it, and only the JSON reader and writer need it.
+BOOST_HANA_ADAPT_STRUCT(ania::llm_config, base_url, api_key, model, stream, connect_timeout_ms, timeout_ms,
+                        stall_timeout_ms, max_retries, replay_reasoning, extra);
+BOOST_HANA_ADAPT_STRUCT(ania::compressor_config, base_url, api_key, model);
+BOOST_HANA_ADAPT_STRUCT(ania::session_config, max_idle_minutes, max_sessions, group_auto_clear);
+BOOST_HANA_ADAPT_STRUCT(ania::memory_config, max_entries, max_content_runes, auto_inject, inject_entries, inject_runes,
+                        near_duplicate_threshold, fold_case_and_width, max_user_id_runes, max_tags, max_tag_runes);
+BOOST_HANA_ADAPT_STRUCT(ania::ocr_config, base_url, api_key, model);
+BOOST_HANA_ADAPT_STRUCT(ania::postgres_config, dsn, pool_size, statement_timeout_ms, transaction_pooling);
+BOOST_HANA_ADAPT_STRUCT(ania::config, max_context_tokens, compress_ratio, llm, compressor, session, memory, ocr,
+                        postgres, multimodal);
+
+namespace ania {
+
+/// The archetype of `reflectable` (concepts.hpp): one adapted member is enough.
+struct reflectable_archetype {
+    int member;
+};
+
+} // namespace ania
+
+BOOST_HANA_ADAPT_STRUCT(ania::reflectable_archetype, member);
+
+namespace ania {
+
+static_assert(reflectable<reflectable_archetype> && reflectable<config> && !reflectable<int>);
+
+namespace detail {
+
+template <reflectable T>
+std::string member_list() {
+    std::string names;
+    boost::hana::for_each(boost::hana::accessors<T>(), [&](auto p) {
+        if (!names.empty()) names += ", ";
+        names += boost::hana::to<const char*>(boost::hana::first(p));
+    });
+    return names;
+}
+
+[[noreturn]] inline void config_type_error(const std::string& key, const char* expected, const json& v) {
+    throw error(errc::invalid_config, key + ": expected " + expected + ", got " + v.type_name());
+}
+
+template <class T>
+struct is_optional : std::false_type {};
+template <class T>
+struct is_optional<std::optional<T>> : std::true_type {};
+
+template <class T>
+void read_config_value(const json& v, T& out, const std::string& key) {
+    if constexpr (is_optional<T>::value) {  // null: absent
+        if (v.is_null()) {
+            out.reset();
+        } else {
+            typename T::value_type x{};
+            read_config_value(v, x, key);
+            out = std::move(x);
+        }
+    } else if constexpr (std::is_same_v<T, bool>) {
+        if (!v.is_boolean()) config_type_error(key, "a boolean", v);
+        out = v.get<bool>();
+    } else if constexpr (std::is_integral_v<T>) {
+        if (!v.is_number_integer() && !v.is_number_unsigned()) config_type_error(key, "an integer", v);
+        if (v.is_number_unsigned() && v.get<std::uint64_t>() > static_cast<std::uint64_t>(INT64_MAX))
+            throw error(errc::invalid_config, key + ": integer out of range");
+        out = static_cast<T>(v.get<std::int64_t>());
+    } else if constexpr (std::is_floating_point_v<T>) {
+        if (!v.is_number()) config_type_error(key, "a number", v);
+        out = v.get<T>();
+        if (!std::isfinite(out)) throw error(errc::invalid_config, key + ": must be a finite number");
+    } else if constexpr (std::is_same_v<T, std::string>) {
+        if (!v.is_string()) config_type_error(key, "a string", v);
+        out = text::repair_utf8(v.get_ref<const std::string&>());
+    } else if constexpr (std::is_same_v<T, json_members>) {  // passed through as it is (llm.extra)
+        if (!v.is_object()) config_type_error(key, "an object", v);
+        out = members_from(v);
+    } else if constexpr (std::is_same_v<T, json>) {  // a user's section may keep any JSON value as it is
+        if (!v.is_object()) config_type_error(key, "an object", v);
+        out = v;
+    } else {
+        static_assert(reflectable<T>, "ania::load_config: unsupported member type");
+        if (!v.is_object()) config_type_error(key.empty() ? "the configuration" : key, "an object", v);
+        for (auto it = v.begin(); it != v.end(); ++it) {
+            bool found = false;
+            boost::hana::for_each(boost::hana::accessors<T>(), [&](auto p) {
+                if (found || it.key() != boost::hana::to<const char*>(boost::hana::first(p))) return;
+                found = true;
+                read_config_value(it.value(), boost::hana::second(p)(out), key.empty() ? it.key() : key + "." + it.key());
+            });
+            if (!found) {
+                const std::string full = key.empty() ? it.key() : key + "." + it.key();
+                throw error(errc::invalid_config, "unknown key \"" + full + "\"; valid keys" +
+                                                      (key.empty() ? std::string() : " in " + key) + ": " + member_list<T>());
+            }
+        }
+    }
+}
+
+template <class T>
+json write_config_value(const T& v) {
+    if constexpr (is_optional<T>::value) {
+        return v ? write_config_value(*v) : json(nullptr);
+    } else if constexpr (std::is_same_v<T, json_members>) {
+        return to_json(v);
+    } else if constexpr (reflectable<T>) {
+        json j = json::object();
+        boost::hana::for_each(boost::hana::accessors<T>(), [&](auto p) {
+            j[boost::hana::to<const char*>(boost::hana::first(p))] = write_config_value(boost::hana::second(p)(v));
+        });
+        return j;
+    } else {
+        return json(v);
+    }
+}
+
+} // namespace detail
+
+/// Any reflectable section from a JSON object, with the rules of the ania::config overload (config.hpp).
+template <reflectable T>
+[[nodiscard]] T load_config(const json& j) {
+    T c;
+    detail::with_json_errors(errc::invalid_config, "configuration", [&] { detail::read_config_value(j, c, ""); });
+    if constexpr (std::is_same_v<T, config>) validate(c);
+    return c;
+}
+
+/// load_config<T> over JSON text (parsed within the default parse_limits).
+template <reflectable T>
+[[nodiscard]] T parse_config(std::string_view text) {
+    return load_config<T>(parse_json(text));
+}
+
+/// Every key of a reflectable section with its value, in declaration order.
+template <reflectable T>
+[[nodiscard]] json to_json(const T& c) {
+    return detail::write_config_value(c);
+}
+
+} // namespace ania

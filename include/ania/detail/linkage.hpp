@@ -1,0 +1,18 @@
+// ania/detail/linkage.hpp -- where ania's non-template functions are defined: in every translation unit that
+// includes them (header-only, the default) or once, in the compiled library.
+// SPDX-License-Identifier: MIT
+//
+// Compiled mode (`ANIA_COMPILED_LIB`, which dependency('ania-compiled') / ania-compiled.pc define) is for
+// programs whose build time matters: the headers then declare what the library defines (the bodies live in
+// the `*-inl.hpp` headers, which only header-only mode includes), the shipped specializations of ania's
+// templates are `extern template` (instantiated once, in the library), and the core headers parse neither
+// nlohmann_json nor SQLite. Every translation unit of a program must use the same mode.
+#pragma once
+
+#ifdef ANIA_COMPILED_LIB
+#define ANIA_HEADER_ONLY 0
+#define ANIA_INLINE
+#else
+#define ANIA_HEADER_ONLY 1
+#define ANIA_INLINE inline
+#endif
