@@ -10,7 +10,9 @@
 #include <ania/compressor/llm_summary-inl.hpp>
 #include <ania/compressor/truncate_oldest_half-inl.hpp>
 #include <ania/config-inl.hpp>
+#include <ania/context/maybe_compress-inl.hpp>
 #include <ania/context/token_counter-inl.hpp>
+#include <ania/history/persist-inl.hpp>
 #include <ania/log-inl.hpp>
 #include <ania/memory/index-inl.hpp>
 #include <ania/memory/indexer-inl.hpp>

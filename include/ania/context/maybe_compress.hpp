@@ -6,11 +6,14 @@
 #include <cstdint>
 #include <exception>
 #include <functional>
+#include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include <ania/concepts.hpp>
+#include <ania/detail/linkage.hpp>
 #include <ania/context/token_window.hpp>
 #include <ania/history/persist.hpp>
 #include <ania/log.hpp>
@@ -61,47 +64,48 @@ struct compress_report {
 /// compresses again (on the estimate), converging step by step. A store failure is logged, never thrown: the
 /// conversation goes on in memory. When the compressor fails (a bare one, without fallback) the history is
 /// left unchanged and the next round tries again.
+namespace detail {
+// maybe_compress's steps that do not depend on its template arguments, written once (compiled mode: in the
+// library), so that a compressor over a user's client instantiates little more than the calls.
+
+/// The PreCompact hook, its exceptions caught and logged.
+ANIA_INLINE void notify_pre_compact(const compress_hooks& hooks, const pre_compact_event& e);
+/// The compressor's result accounted (stats, report) and logged; false when it failed (history kept).
+[[nodiscard]] ANIA_INLINE bool take_compression_result(const compression_result& r, compress_report& report,
+                                                       turn_stats& stats, const compress_hooks& hooks);
+/// The compressed history repaired when it is not a valid transcript (what the repair changed goes to the
+/// report); nullopt when it is valid as it is.
+[[nodiscard]] ANIA_INLINE std::optional<std::vector<message>> repaired_history(std::span<const message> h,
+                                                                            compress_report& report,
+                                                                            const compress_hooks& hooks);
+/// A failure to persist the new history, logged (the window keeps it; the next write repeats it).
+ANIA_INLINE void log_persist_failure(const compress_hooks& hooks, const std::exception& e);
+
+} // namespace detail
+
 template <class Counter, compressor C, history_store S>
 compress_report maybe_compress(token_window<Counter>& window, C& comp, S& store, std::string_view session,
                                turn_stats& stats, const compress_hooks& hooks = {}) {
     compress_report report;
     report.before = window.size();
     if (!(window.compression_due() || (hooks.force && window.size() > 0))) return report;
-    if (hooks.pre_compact) {
-        try {
-            hooks.pre_compact({session, window.context_tokens(), window.threshold(), window.size()});
-        } catch (const std::exception& e) {
-            log_to(hooks.log, log_level::warn, std::string("PreCompact hook threw: ") + e.what());
-        } catch (...) {
-            log_to(hooks.log, log_level::warn, "PreCompact hook threw");
-        }
-    }
+    if (hooks.pre_compact) detail::notify_pre_compact(hooks, {session, window.context_tokens(), window.threshold(), window.size()});
     compression_result r;
     try {
         r = comp.compress({window.messages(), window.prefix_tokens()});
     } catch (const std::exception& e) {
         r = compression_result::failure(std::string("compressor threw: ") + e.what());
     }
-    stats.record_compression(r.used);
-    report.used = r.used;
-    report.error = r.error;
-    if (!r.ok) {
-        report.status = compress_status::failed;
+    if (!detail::take_compression_result(r, report, stats, hooks)) {
         report.after = window.size();
-        log_to(hooks.log, log_level::error, "compression failed, history kept: " + r.error);
         return report;
     }
-    if (!r.error.empty()) log_to(hooks.log, log_level::warn, "compression fell back: " + r.error);
     const bool suffix_only = r.prefix.empty();
     const std::size_t dropped = std::min(r.keep_from, window.size());
     report.dropped = dropped;
     report.prefix = r.prefix.size();
     window.apply(std::move(r));
-    if (!is_valid_transcript(window.messages())) {
-        std::vector<message> fixed(window.messages().begin(), window.messages().end());
-        report.repaired = repair_transcript(fixed, hooks.repair);
-        window.assign(std::move(fixed));
-    }
+    if (auto fixed = detail::repaired_history(window.messages(), report, hooks)) window.assign(std::move(*fixed));
     window.reset_last_prompt_tokens();
     report.status = compress_status::compressed;
     report.after = window.size();
@@ -115,12 +119,11 @@ compress_report maybe_compress(token_window<Counter>& window, C& comp, S& store,
         if (auto degraded = stored_copy(window.messages(), hooks.image_marker)) store.replace(session, *degraded);
         else store.replace(session, window.messages());  // no image: nothing to copy
     } catch (const std::exception& e) {
-        log_to(hooks.log, log_level::error, std::string("compression: persisting the new history failed: ") + e.what());
+        detail::log_persist_failure(hooks, e);
     }
     return report;
 }
 
-/// maybe_compress without persistence.
 template <class Counter, compressor C>
 compress_report maybe_compress(token_window<Counter>& window, C& comp, turn_stats& stats, const compress_hooks& hooks = {}) {
     null_store none;
@@ -128,3 +131,7 @@ compress_report maybe_compress(token_window<Counter>& window, C& comp, turn_stat
 }
 
 } // namespace ania
+
+#if ANIA_HEADER_ONLY
+#include <ania/context/maybe_compress-inl.hpp>
+#endif

@@ -1,0 +1,48 @@
+// ania/context/maybe_compress-inl.hpp -- the definitions of <ania/context/maybe_compress.hpp>.
+// Header-only mode includes this from there; compiled mode compiles it once, in the library (see
+// <ania/detail/linkage.hpp>).
+// SPDX-License-Identifier: MIT
+#pragma once
+
+#include <ania/context/maybe_compress.hpp>
+
+namespace ania {
+
+ANIA_INLINE void detail::notify_pre_compact(const compress_hooks& hooks, const pre_compact_event& e) {
+    try {
+        hooks.pre_compact(e);
+    } catch (const std::exception& ex) {
+        log_to(hooks.log, log_level::warn, std::string("PreCompact hook threw: ") + ex.what());
+    } catch (...) {
+        log_to(hooks.log, log_level::warn, "PreCompact hook threw");
+    }
+}
+
+ANIA_INLINE bool detail::take_compression_result(const compression_result& r, compress_report& report,
+                                                 turn_stats& stats, const compress_hooks& hooks) {
+    stats.record_compression(r.used);
+    report.used = r.used;
+    report.error = r.error;
+    if (!r.ok) {
+        report.status = compress_status::failed;
+        log_to(hooks.log, log_level::error, "compression failed, history kept: " + r.error);
+        return false;
+    }
+    if (!r.error.empty()) log_to(hooks.log, log_level::warn, "compression fell back: " + r.error);
+    return true;
+}
+
+ANIA_INLINE std::optional<std::vector<message>> detail::repaired_history(std::span<const message> h,
+                                                                      compress_report& report,
+                                                                      const compress_hooks& hooks) {
+    if (is_valid_transcript(h)) return std::nullopt;
+    std::vector<message> fixed(h.begin(), h.end());
+    report.repaired = repair_transcript(fixed, hooks.repair);
+    return fixed;
+}
+
+ANIA_INLINE void detail::log_persist_failure(const compress_hooks& hooks, const std::exception& e) {
+    log_to(hooks.log, log_level::error, std::string("compression: persisting the new history failed: ") + e.what());
+}
+
+} // namespace ania
