@@ -93,7 +93,9 @@ consumers() {
   else
     tail -30 "$out/consumer-subproject.log"; results+=(consumer-subproject=fail)
   fi
-  if PKG_CONFIG_PATH=$prefix/share/pkgconfig meson setup --wrap-mode=nofallback "$out/consumer-pkgconfig" "$src/pkgconfig" \
+  local pc_path=$prefix/share/pkgconfig  # the compiled-mode .pc files are in the (arch-dependent) libdir
+  for d in "$prefix"/lib*/pkgconfig "$prefix"/lib/*/pkgconfig; do [ -d "$d" ] && pc_path+=:$d; done
+  if PKG_CONFIG_PATH=$pc_path meson setup --wrap-mode=nofallback "$out/consumer-pkgconfig" "$src/pkgconfig" \
        >"$out/consumer-pkgconfig.log" 2>&1 &&
      ninja -C "$out/consumer-pkgconfig" >>"$out/consumer-pkgconfig.log" 2>&1 &&
      meson test -C "$out/consumer-pkgconfig" >>"$out/consumer-pkgconfig.log" 2>&1; then

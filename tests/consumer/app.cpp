@@ -3,6 +3,7 @@
 #include <vector>
 
 #include <ania/ania.hpp>
+#include <ania/json.hpp>  // dump(); in compiled mode the umbrella leaves the JSON API out
 #ifdef ANIA_CONSUMER_SQLITE
 #include <ania/store/sqlite_store.hpp>
 #endif

@@ -29,7 +29,8 @@ struct tool_texts {
     shared_text too_many_calls = shared_text::literal("错误：一次回复中的工具调用过多，此调用未执行。");
 };
 
-[[nodiscard]] ANIA_INLINE std::string fill_tool_text(std::string_view pattern, std::string_view name, std::string_view why = {});
+[[nodiscard]] ANIA_INLINE std::string fill_tool_text(std::string_view pattern, std::string_view name,
+                                                     std::string_view why = {});
 
 /// The tools of one agent: the static ones it was built with (one list shared between the sessions of a bot)
 /// and those added to this session at run time (they shadow a static tool of the same

@@ -117,7 +117,8 @@ inline std::optional<std::string> summarise_lines(summary_call call, const summa
 
 } // namespace detail
 
-ANIA_INLINE std::vector<std::string> detail::summary_transcript_lines(std::span<const message> h, const summary_options& opt) {
+ANIA_INLINE std::vector<std::string> detail::summary_transcript_lines(std::span<const message> h,
+                                                                      const summary_options& opt) {
     std::vector<std::string> lines;
     for (const message& m : h) {
         if (m.role == role::tool || (m.role == role::assistant && m.has_tool_calls())) continue;
@@ -133,7 +134,8 @@ ANIA_INLINE std::vector<std::string> detail::summary_transcript_lines(std::span<
     return lines;
 }
 
-ANIA_INLINE compression_result detail::summarise(const compress_input& in, const summary_options& opt, summary_call call) {
+ANIA_INLINE compression_result detail::summarise(const compress_input& in, const summary_options& opt,
+                                                 summary_call call) {
     const auto h = in.history;
     const std::size_t cut = summary_keep_from(h, opt);
     if (opt.keep_last_turns > 0 && cut == 0)

@@ -99,7 +99,8 @@ ANIA_INLINE sqlite_db sqlite_open_retrying(const std::string& path, const sqlite
     }
 }
 
-ANIA_INLINE sqlite_connection::sqlite_connection(std::string path, const sqlite_file_options& opt, const char* schema, std::string owner)
+ANIA_INLINE sqlite_connection::sqlite_connection(std::string path, const sqlite_file_options& opt, const char* schema,
+                                                 std::string owner)
     : path_(std::move(path)), opt_(opt), schema_(schema), owner_(std::move(owner)) {
     try {
         db_ = sqlite_open_retrying(path_, opt_, schema_);

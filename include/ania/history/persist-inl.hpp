@@ -47,7 +47,9 @@ ANIA_INLINE std::optional<std::vector<message>> stored_copy(std::span<const mess
 
 namespace ania::detail {
 
-ANIA_INLINE std::vector<message> original_turn(std::span<const message> request, std::size_t user_index, const std::optional<std::string>& persist_user_text, const persist_options& opt) {
+ANIA_INLINE std::vector<message> original_turn(std::span<const message> request, std::size_t user_index,
+                                               const std::optional<std::string>& persist_user_text,
+                                               const persist_options& opt) {
     std::vector<message> turn;
     if (user_index >= request.size()) return turn;
     turn.assign(request.begin() + static_cast<std::ptrdiff_t>(user_index), request.end());
@@ -73,7 +75,9 @@ ANIA_INLINE std::vector<message> original_turn(std::span<const message> request,
 
 namespace ania {
 
-ANIA_INLINE turn_copies make_turn_copies(std::span<const message> request, std::size_t user_index, const std::optional<std::string>& persist_user_text, const persist_options& opt) {
+ANIA_INLINE turn_copies make_turn_copies(std::span<const message> request, std::size_t user_index,
+                                         const std::optional<std::string>& persist_user_text,
+                                         const persist_options& opt) {
     turn_copies t;
     t.window = detail::original_turn(request, user_index, persist_user_text, opt);
     t.stored = t.window;
@@ -93,7 +97,9 @@ ANIA_INLINE turn_copies make_turn_copies(std::span<const message> turn, message 
     return t;
 }
 
-ANIA_INLINE std::vector<message> persisted_turn(std::span<const message> request, std::size_t user_index, const std::optional<std::string>& persist_user_text, const persist_options& opt) {
+ANIA_INLINE std::vector<message> persisted_turn(std::span<const message> request, std::size_t user_index,
+                                                const std::optional<std::string>& persist_user_text,
+                                                const persist_options& opt) {
     std::vector<message> turn = detail::original_turn(request, user_index, persist_user_text, opt);
     degrade_images_in_place(turn, opt.image_marker);
     return turn;

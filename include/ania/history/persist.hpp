@@ -33,7 +33,8 @@ struct persist_options {
 };
 
 /// The marker text for one image reference.
-[[nodiscard]] ANIA_INLINE std::string image_marker_for(std::string_view reference, std::string_view pattern = default_image_marker);
+[[nodiscard]] ANIA_INLINE std::string image_marker_for(std::string_view reference,
+                                                       std::string_view pattern = default_image_marker);
 
 /// A copy of `m` whose image parts are text markers (remote URLs die, data URIs bloat rows). Messages
 /// without images are returned as they are.
@@ -48,7 +49,8 @@ ANIA_INLINE void degrade_images_in_place(std::vector<message>& msgs, std::string
 /// SPEC §2 "Images are degraded on persist": what a store is given for `msgs` (a whole history for replace,
 /// a turn for append): the same messages with image parts as markers. Empty when no message holds an image,
 /// so the caller writes `msgs` as they are, without a copy.
-[[nodiscard]] ANIA_INLINE std::optional<std::vector<message>> stored_copy(std::span<const message> msgs, std::string_view pattern = default_image_marker);
+[[nodiscard]] ANIA_INLINE std::optional<std::vector<message>> stored_copy(std::span<const message> msgs,
+                                                                          std::string_view pattern = default_image_marker);
 
 /// The two copies of one turn (SPEC §2), element for element the same messages: the window keeps `window`
 /// (the original user text, the images), the store gets `stored` (the same, images as markers).
@@ -60,7 +62,9 @@ struct turn_copies {
 namespace detail {
 
 /// The turn as the window keeps it (see make_turn_copies).
-[[nodiscard]] ANIA_INLINE std::vector<message> original_turn(std::span<const message> request, std::size_t user_index, const std::optional<std::string>& persist_user_text, const persist_options& opt);
+[[nodiscard]] ANIA_INLINE std::vector<message> original_turn(std::span<const message> request, std::size_t user_index,
+                                                             const std::optional<std::string>& persist_user_text,
+                                                             const persist_options& opt);
 
 } // namespace detail
 
@@ -72,12 +76,15 @@ namespace detail {
 /// user sent stay. An incomplete turn is repaired (see persist_options::incomplete), so neither copy holds
 /// unanswered tool calls. This is the one place both copies are made: append `window` to the window and
 /// `stored` to the store, and the two stay aligned (a later drop_front of k messages means the same k).
-[[nodiscard]] ANIA_INLINE turn_copies make_turn_copies(std::span<const message> request, std::size_t user_index, const std::optional<std::string>& persist_user_text = std::nullopt, const persist_options& opt = {});
+[[nodiscard]] ANIA_INLINE turn_copies make_turn_copies(std::span<const message> request, std::size_t user_index,
+                                                       const std::optional<std::string>& persist_user_text = std::nullopt,
+                                                       const persist_options& opt = {});
 
 /// make_turn_copies for a caller that built the user message as it is to be kept (the agent: the user's
 /// text and images, without this turn's injections): `turn` starts with the user message as it was sent,
 /// which `kept_user` replaces in both copies.
-[[nodiscard]] ANIA_INLINE turn_copies make_turn_copies(std::span<const message> turn, message kept_user, const persist_options& opt = {});
+[[nodiscard]] ANIA_INLINE turn_copies make_turn_copies(std::span<const message> turn, message kept_user,
+                                                       const persist_options& opt = {});
 
 /// The stored copy alone (make_turn_copies(...).stored), for a caller whose window is kept elsewhere.
 [[nodiscard]] ANIA_INLINE std::vector<message> persisted_turn(std::span<const message> request, std::size_t user_index, const std::optional<std::string>& persist_user_text = std::nullopt, const persist_options& opt = {});
@@ -86,7 +93,8 @@ namespace detail {
 /// older version). A store failure is logged and gives an empty history: the conversation starts afresh in
 /// memory rather than failing.
 template <history_store S>
-[[nodiscard]] std::vector<message> load_history(S& store, std::string_view session, const log_sink& log = stderr_log_sink(),
+[[nodiscard]] std::vector<message> load_history(S& store, std::string_view session,
+                                                const log_sink& log = stderr_log_sink(),
                                                 const repair_options& repair = {}) {
     std::vector<message> h;
     try {

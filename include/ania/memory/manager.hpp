@@ -238,7 +238,8 @@ public:
         std::vector<std::size_t> order;
         for (std::size_t i = 0; i < scores.size(); ++i)
             if (scores[i] > 0) order.push_back(i);
-        std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return scores[a] > scores[b]; });
+        std::stable_sort(order.begin(), order.end(),
+                         [&](std::size_t a, std::size_t b) { return scores[a] > scores[b]; });
         for (std::size_t k = 0; k < order.size() && k < limit; ++k) hits.push_back({order[k], scores[order[k]], si.entries[order[k]]});
         return hits;
     }
@@ -304,7 +305,8 @@ public:
     std::vector<std::string> scopes() const { return enabled() ? backend_.scopes() : std::vector<std::string>{}; }
 
     /// The auto-inject block (see memory::inject_block in memory/inject.hpp).
-    std::string inject_block(const scope& s, std::string_view user_text, std::string_view header = default_inject_header) {
+    std::string inject_block(const scope& s, std::string_view user_text,
+                             std::string_view header = default_inject_header) {
         return memory::inject_block(*this, s, user_text, header);
     }
 

@@ -70,7 +70,8 @@ ANIA_INLINE auto sqlite_backend::version_locked(const scope& s) const -> std::ui
     return 0;
 }
 
-ANIA_INLINE auto sqlite_backend::write(const char* sql, const scope& s, const entry* e, std::string_view id, std::optional<std::uint64_t> expected) -> std::optional<std::uint64_t> {
+ANIA_INLINE auto sqlite_backend::write(const char* sql, const scope& s, const entry* e, std::string_view id,
+                                       std::optional<std::uint64_t> expected) -> std::optional<std::uint64_t> {
     std::string tags_text, emb_text;
     if (e) {  // outside the lock
         json tags = json::array();

@@ -80,7 +80,8 @@ private:
 
     /// One write and the scope's version bump in one transaction; returns the new version, or nullopt when
     /// `expected` is given and the scope is at another version (nothing is written then). Disabled: 0.
-    std::optional<std::uint64_t> write(const char* sql, const scope& s, const entry* e, std::string_view id, std::optional<std::uint64_t> expected);
+    std::optional<std::uint64_t> write(const char* sql, const scope& s, const entry* e, std::string_view id,
+                                       std::optional<std::uint64_t> expected);
 
     mutable std::mutex mutex_;
     mutable ania::detail::sqlite_connection db_;

@@ -90,7 +90,8 @@ void feed_dedup(std::string_view s, Stream& stream) {
 }
 
 /// The normal form for exact-duplicate detection (see dedup_stream), as text.
-[[nodiscard]] ANIA_INLINE std::string normalize_for_dedup(std::string_view s, exact_duplicate_fold mode = exact_duplicate_fold::white_space);
+[[nodiscard]] ANIA_INLINE std::string normalize_for_dedup(std::string_view s,
+                                                          exact_duplicate_fold mode = exact_duplicate_fold::white_space);
 
 /// FNV-1a over 32-bit units: what dedup_key hashes the normal form with.
 struct dedup_hash {
@@ -100,7 +101,8 @@ struct dedup_hash {
 
 /// A 64-bit hash of the units of normalize_for_dedup(s, mode) (one per rune, not per byte), computed without
 /// building the string: equal normal forms give equal keys; a key match is confirmed by comparing them.
-[[nodiscard]] ANIA_INLINE std::uint64_t dedup_key(std::string_view s, exact_duplicate_fold mode = exact_duplicate_fold::white_space) noexcept;
+[[nodiscard]] ANIA_INLINE std::uint64_t dedup_key(std::string_view s,
+                                                  exact_duplicate_fold mode = exact_duplicate_fold::white_space) noexcept;
 
 /// End of the maximal run of word runes (letters, digits; not CJK) that starts at `pos`.
 [[nodiscard]] ANIA_INLINE std::size_t word_run_end(std::string_view t, std::size_t pos) noexcept;

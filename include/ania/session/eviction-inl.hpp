@@ -21,7 +21,8 @@ namespace ania {
 ANIA_INLINE idle_eviction::idle_eviction(const session_limits& l)
     : max_idle_ns(l.max_idle.count()) {}
 
-ANIA_INLINE auto idle_eviction::select(std::span<const resident_session> s, std::int64_t now, std::vector<eviction_choice>& out) const -> void {
+ANIA_INLINE auto idle_eviction::select(std::span<const resident_session> s, std::int64_t now,
+                                       std::vector<eviction_choice>& out) const -> void {
     if (max_idle_ns <= 0) return;
     if (out.empty()) {  // first (the default sequence): nothing to skip
         for (std::size_t i = 0; i < s.size(); ++i)
@@ -41,7 +42,8 @@ ANIA_INLINE auto idle_eviction::may_select(std::size_t resident, std::int64_t ol
 ANIA_INLINE lru_eviction::lru_eviction(const session_limits& l)
     : max_sessions(l.max_sessions) {}
 
-ANIA_INLINE auto lru_eviction::select(std::span<const resident_session> s, std::int64_t, std::vector<eviction_choice>& out) const -> void {
+ANIA_INLINE auto lru_eviction::select(std::span<const resident_session> s, std::int64_t,
+                                      std::vector<eviction_choice>& out) const -> void {
     if (max_sessions == 0) return;
     std::vector<char>& taken = scratch_.taken;
     detail::mark_chosen(out, s.size(), taken);

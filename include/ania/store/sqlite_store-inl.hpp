@@ -194,7 +194,8 @@ ANIA_INLINE auto sqlite_store::ensure_session_locked(std::string_view session, c
     return n;
 }
 
-ANIA_INLINE auto sqlite_store::insert_locked(std::string_view session, std::int64_t seq, role r, const std::string& content, const std::string& now) -> void {
+ANIA_INLINE auto sqlite_store::insert_locked(std::string_view session, std::int64_t seq, role r,
+                                             const std::string& content, const std::string& now) -> void {
     sqlite3_stmt* s = db_.statement(
         "INSERT INTO ania_chat_message(session_id, seq, role, content, created_at) VALUES(?1, ?2, ?3, ?4, ?5)");
     bind(s, 1, session);

@@ -124,7 +124,8 @@ private:
     /// The session's msg_count, creating its row (count 0) when missing.
     std::int64_t ensure_session_locked(std::string_view session, const std::string& now);
 
-    void insert_locked(std::string_view session, std::int64_t seq, role r, const std::string& content, const std::string& now);
+    void insert_locked(std::string_view session, std::int64_t seq, role r, const std::string& content,
+                       const std::string& now);
 
     void set_count_locked(std::string_view session, std::int64_t n, const std::string& now);
 
