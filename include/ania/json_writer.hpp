@@ -238,7 +238,15 @@ inline void append_json(std::string& out, const message_sequence& msgs, const wr
         for (const tool& t : request.tools) {
             if (!first) out.push_back(',');
             first = false;
-            out += t.definition().dump(-1, ' ', false, json::error_handler_t::replace);
+            // tool::definition()'s bytes, written directly: the parameters are compact JSON text already.
+            out.append(R"({"type":"function","function":{"name":)");
+            detail::append_json_string(out, text::is_valid_utf8(t.name) ? t.name : text::repair_utf8(t.name));
+            out.append(R"(,"description":)");
+            detail::append_json_string(out, text::is_valid_utf8(t.description) ? t.description
+                                                                               : text::repair_utf8(t.description));
+            out.append(R"(,"parameters":)");
+            out.append(t.parameters.empty() ? std::string_view("{}") : t.parameters.text());
+            out.append("}}");
         }
         out.push_back(']');
     }

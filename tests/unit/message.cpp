@@ -430,6 +430,14 @@ TEST_CASE("a request body: model, the messages of every segment in order, the to
     CHECK(body.at("messages")[0].at("content") == "sys");
     CHECK(body.at("messages")[3].at("content") == "c");
     CHECK(body.at("tools")[0] == t.definition());
+    // The tools are written byte for byte as definition().dump() would: quotes, control characters and invalid
+    // UTF-8 in the name and the description, a schema with members, and none.
+    ania::tool odd{"a\"b\x01\xff", "line\nnext \\ \xe4\xb8", json{{"type", "object"}, {"properties", {{"q", {{"type", "string"}}}}}}, {}};
+    ania::tool none{"none", "", json::object(), {}};
+    for (const ania::tool* x : {&t, &odd, &none}) {
+        const std::string one = ania::request_to_json(ania::chat_request{{{}, history, {}}, std::span<const ania::tool>(x, 1)}, "m");
+        CHECK_THAT(one, Catch::Contains(R"("tools":[)" + x->definition().dump(-1, ' ', false, json::error_handler_t::replace) + "]"));
+    }
     // Empty segments anywhere are skipped; no tools: no member.
     const json bare = json::parse(ania::request_to_json(ania::chat_request{{{}, history, {}}}, "m"));
     CHECK(bare.at("messages").size() == 2);
