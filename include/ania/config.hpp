@@ -186,5 +186,5 @@ template <>
 } // namespace ania
 
 #if ANIA_HEADER_ONLY
-#include <ania/config-inl.hpp>
+#include <ania/config_io.hpp>  // and, at its end, config-inl.hpp
 #endif

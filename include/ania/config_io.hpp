@@ -163,3 +163,7 @@ template <reflectable T>
 }
 
 } // namespace ania
+
+#if ANIA_HEADER_ONLY  // here, not in config.hpp: the definitions need the templates above, whichever header came first
+#include <ania/config-inl.hpp>
+#endif
