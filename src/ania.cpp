@@ -35,7 +35,6 @@ template class background_writer<memory_store>;
 
 namespace memory {
 template class basic_manager<default_memory_traits>;
-template std::vector<tool> make_tools(manager&, const scope&, tool_replies);
 } // namespace memory
 
 } // namespace ania

@@ -7,7 +7,6 @@
 #include <ania/detail/sqlite-inl.hpp>
 #include <ania/memory/columns-inl.hpp>
 #include <ania/memory/sqlite_backend-inl.hpp>
-#include <ania/memory/tools-inl.hpp>
 #include <ania/store/sqlite_store-inl.hpp>
 
 namespace ania {
@@ -16,7 +15,6 @@ template class background_writer<sqlite_store>;
 
 namespace memory {
 template class basic_manager<sqlite_memory_traits>;
-template std::vector<tool> make_tools(sqlite_manager&, const scope&, tool_replies);
 } // namespace memory
 
 } // namespace ania

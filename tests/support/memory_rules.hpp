@@ -14,7 +14,6 @@
 #include <ania/config.hpp>
 #include <ania/memory/admin.hpp>
 #include <ania/memory/tools.hpp>
-#include <ania/memory/tools-inl.hpp>  // make_tools over the test traits (compiled mode: the library has only the shipped ones)
 #include <ania/text/utf8.hpp>
 
 #include "memory_fixtures.hpp"

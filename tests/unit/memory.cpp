@@ -22,7 +22,6 @@
 #include <ania/memory/manager.hpp>
 #include <ania/memory/ram_backend.hpp>
 #include <ania/memory/tools.hpp>
-#include <ania/memory/tools-inl.hpp>  // make_tools over the test traits (compiled mode)
 #ifdef ANIA_TEST_SQLITE
 #include <ania/memory/sqlite_backend.hpp>
 #include <sqlite3.h>

@@ -1,5 +1,6 @@
-// ania/memory/tools-inl.hpp -- the definition of make_tools (<ania/memory/tools.hpp>) and the argument
-// reading it needs.
+// ania/memory/tools-inl.hpp -- the definitions of <ania/memory/tools.hpp>: the four tools and the argument
+// reading they need. Header-only mode includes this from there; compiled mode compiles it once, in the
+// library (see <ania/detail/linkage.hpp>).
 // SPDX-License-Identifier: MIT
 #pragma once
 
@@ -74,10 +75,9 @@ inline json schema(std::initializer_list<std::pair<const char*, json>> props, st
 
 } // namespace detail
 
-template <class Manager>
-[[nodiscard]] std::vector<tool> make_tools(Manager& manager, const scope& s, tool_replies replies) {
+ANIA_INLINE std::vector<tool> detail::make_memory_tools(memory_ops ops, const scope& s, tool_replies replies) {
     std::vector<tool> tools;
-    if (!manager.enabled()) return tools;
+    if (!ops.enabled(ops.self)) return tools;
     auto shared = std::make_shared<const tool_replies>(std::move(replies));
     const auto guard = [shared](auto&& body) {
         return [shared, body](std::string_view args) -> std::string {
@@ -105,12 +105,12 @@ template <class Manager>
 
     tools.push_back({"memory_save", shared->save_description,
                      detail::schema({{"content", str}, {"user_id", str}, {"tags", tags}}, {"content"}),
-                     guard([&manager, s, shared](const json& a) {
+                     guard([ops, s, shared](const json& a) {
                          const auto content = detail::opt_string(a, "content");
                          if (!content) throw detail::bad_arguments("content is required");
                          const auto user = detail::opt_string(a, "user_id");
                          auto t = detail::opt_tags(a);
-                         const save_result r = manager.save(s, *content, user.value_or(""), t.value_or(std::vector<std::string>{}));
+                         const save_result r = ops.save(ops.self, s, *content, user.value_or(""), t.value_or(std::vector<std::string>{}));
                          switch (r.status) {
                          case save_status::saved: return detail::fill(shared->saved, {{"id", r.saved.id}, {"content", r.saved.content}});
                          case save_status::saved_near_duplicate: {
@@ -120,13 +120,13 @@ template <class Manager>
                          }
                          case save_status::exact_duplicate: return detail::fill(shared->duplicate, {{"id", r.saved.id}, {"content", r.saved.content}});
                          case save_status::empty: return shared->empty;
-                         case save_status::full: return detail::fill(shared->full, {{"max", std::to_string(manager.options().max_entries)}});
+                         case save_status::full: return detail::fill(shared->full, {{"max", std::to_string(ops.max_entries(ops.self))}});
                          default: return detail::fill(shared->failed, {{"error", r.error.empty() ? "memory disabled" : r.error}});
                          }
                      })});
     tools.push_back({"memory_search", shared->search_description,
                      detail::schema({{"query", str}, {"limit", json{{"type", "integer"}, {"minimum", 1}}}}, {}),
-                     guard([&manager, s, shared, describe](const json& a) {
+                     guard([ops, s, shared, describe](const json& a) {
                          const auto query = detail::opt_string(a, "query");
                          std::size_t limit = 0;  // SPEC §4: every entry (no query) or every hit (query)
                          if (const auto it = a.find("limit"); it != a.end() && !it->is_null()) {
@@ -140,7 +140,7 @@ template <class Manager>
                                  throw detail::bad_arguments("limit must be a positive integer");
                              }
                          }
-                         const auto hits = manager.search(s, query.value_or(""), limit);
+                         const auto hits = ops.search(ops.self, s, query.value_or(""), limit);
                          if (hits.empty()) return shared->none;
                          std::string out = detail::fill(shared->found, {{"n", std::to_string(hits.size())}});
                          for (const auto& h : hits) out += "\n" + describe(h.item);
@@ -148,7 +148,7 @@ template <class Manager>
                      })});
     tools.push_back({"memory_update", shared->update_description,
                      detail::schema({{"id", str}, {"content", str}, {"user_id", str}, {"tags", tags}}, {"id"}),
-                     guard([&manager, s, shared](const json& a) {
+                     guard([ops, s, shared](const json& a) {
                          const auto id = detail::opt_string(a, "id");
                          if (!id) throw detail::bad_arguments("id is required");
                          const auto content = detail::opt_string(a, "content");
@@ -157,7 +157,7 @@ template <class Manager>
                          std::optional<std::string_view> cv, uv;
                          if (content) cv = *content;
                          if (user) uv = *user;
-                         const update_result r = manager.update(s, *id, cv, uv, std::move(t));
+                         const update_result r = ops.update(ops.self, s, *id, cv, uv, std::move(t));
                          switch (r.status) {
                          case update_status::updated: return detail::fill(shared->updated, {{"id", r.updated.id}, {"content", r.updated.content}});
                          case update_status::not_found: return detail::fill(shared->not_found, {{"id", text::quote_for_message(*id)}});
@@ -166,10 +166,10 @@ template <class Manager>
                          }
                      })});
     tools.push_back({"memory_forget", shared->forget_description, detail::schema({{"id", str}}, {"id"}),
-                     guard([&manager, s, shared](const json& a) {
+                     guard([ops, s, shared](const json& a) {
                          const auto id = detail::opt_string(a, "id");
                          if (!id) throw detail::bad_arguments("id is required");
-                         const forget_result r = manager.forget(s, *id);
+                         const forget_result r = ops.forget(ops.self, s, *id);
                          switch (r.status) {
                          case forget_status::forgotten: return detail::fill(shared->forgotten, {{"id", text::quote_for_message(*id)}});
                          case forget_status::not_found: return detail::fill(shared->not_found, {{"id", text::quote_for_message(*id)}});

@@ -1,10 +1,8 @@
 // ania/memory/tools.hpp -- memory_save / memory_search / memory_update / memory_forget, bound to one scope.
-// make_tools is defined in <ania/memory/tools-inl.hpp> (the tools read their arguments as JSON): header-only
-// mode includes it; in compiled mode the library holds make_tools for the shipped managers, and a program
-// that makes tools over a manager of its own traits includes tools-inl.hpp.
 // SPDX-License-Identifier: MIT
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <exception>
 #include <optional>
@@ -13,7 +11,8 @@
 #include <vector>
 
 #include <ania/detail/linkage.hpp>
-#include <ania/memory/manager.hpp>
+#include <ania/memory/options.hpp>
+#include <ania/memory/scope.hpp>
 #include <ania/tool.hpp>
 
 namespace ania::memory {
@@ -70,11 +69,53 @@ struct tool_replies {
     return r;
 }
 
+namespace detail {
+
+/// What the memory tools call on a manager, type-erased (a pointer and one function per operation).
+struct memory_ops {
+    void* self;
+    bool (*enabled)(void* self);
+    std::size_t (*max_entries)(void* self);
+    save_result (*save)(void* self, const scope& s, std::string_view content, std::string_view user_id,
+                        std::vector<std::string> tags);
+    std::vector<search_hit> (*search)(void* self, const scope& s, std::string_view query, std::size_t limit);
+    update_result (*update)(void* self, const scope& s, std::string_view id, std::optional<std::string_view> content,
+                            std::optional<std::string_view> user_id, std::optional<std::vector<std::string>> tags);
+    forget_result (*forget)(void* self, const scope& s, std::string_view id);
+
+    template <class Manager>
+    [[nodiscard]] static memory_ops of(Manager& m) noexcept {
+        return {&m,
+                [](void* p) -> bool { return static_cast<Manager*>(p)->enabled(); },
+                [](void* p) -> std::size_t { return static_cast<Manager*>(p)->options().max_entries; },
+                [](void* p, const scope& s, std::string_view content, std::string_view user_id, std::vector<std::string> tags) {
+                    return static_cast<Manager*>(p)->save(s, content, user_id, std::move(tags));
+                },
+                [](void* p, const scope& s, std::string_view query, std::size_t limit) {
+                    return static_cast<Manager*>(p)->search(s, query, limit);
+                },
+                [](void* p, const scope& s, std::string_view id, std::optional<std::string_view> content,
+                   std::optional<std::string_view> user_id, std::optional<std::vector<std::string>> tags) {
+                    return static_cast<Manager*>(p)->update(s, id, content, user_id, std::move(tags));
+                },
+                [](void* p, const scope& s, std::string_view id) { return static_cast<Manager*>(p)->forget(s, id); }};
+    }
+};
+
+/// The four tools over `ops` (make_tools' work).
+[[nodiscard]] ANIA_INLINE std::vector<tool> make_memory_tools(memory_ops ops, const scope& s, tool_replies replies);
+
+} // namespace detail
+
 /// The four memory tools, bound to `s` when they are made: the model names no scope and cannot reach another
 /// one, not even with an id guessed from elsewhere (ids are looked up inside `s` only). Empty when memory is
 /// disabled (SPEC §4: no tools are registered then). `manager` must outlive the tools.
+/// (A thin template: the tools are made by detail::make_memory_tools over a type-erased view of the
+/// manager, so that the JSON work is written once, and compiled once in compiled mode, for every manager.)
 template <class Manager>
-[[nodiscard]] std::vector<tool> make_tools(Manager& manager, const scope& s, tool_replies replies = {});
+[[nodiscard]] std::vector<tool> make_tools(Manager& manager, const scope& s, tool_replies replies = {}) {
+    return detail::make_memory_tools(detail::memory_ops::of(manager), s, std::move(replies));
+}
 
 } // namespace ania::memory
 
