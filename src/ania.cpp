@@ -16,6 +16,7 @@
 #include <ania/log-inl.hpp>
 #include <ania/memory/index-inl.hpp>
 #include <ania/memory/indexer-inl.hpp>
+#include <ania/memory/manager-inl.hpp>
 #include <ania/memory/ram_backend-inl.hpp>
 #include <ania/memory/scope-inl.hpp>
 #include <ania/memory/scope_index-inl.hpp>

@@ -6,6 +6,7 @@
 
 #include <ania/detail/sqlite-inl.hpp>
 #include <ania/memory/columns-inl.hpp>
+#include <ania/memory/manager-inl.hpp>
 #include <ania/memory/sqlite_backend-inl.hpp>
 #include <ania/store/sqlite_store-inl.hpp>
 

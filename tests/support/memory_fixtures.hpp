@@ -16,6 +16,7 @@
 #include <ania/detail/timestamp.hpp>
 #include <ania/json.hpp>
 #include <ania/memory/manager.hpp>
+#include <ania/memory/manager-inl.hpp>  // managers over the test traits (compiled mode: the library has the shipped ones)
 #include <ania/memory/ram_backend.hpp>
 #include <ania/testing/memory_backend.hpp>
 

@@ -23,6 +23,7 @@
 #include <ania/context/token_window.hpp>
 #include <ania/history/background_writer.hpp>
 #include <ania/memory/manager.hpp>
+#include <ania/memory/manager-inl.hpp>  // managers over the test traits (compiled mode: the library has the shipped ones)
 #include <ania/memory/ram_backend.hpp>
 #include <ania/memory/similarity.hpp>
 #include <ania/memory/tokenize.hpp>

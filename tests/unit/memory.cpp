@@ -20,6 +20,8 @@
 #include <ania/memory/admin.hpp>
 #include <ania/memory/backfill.hpp>
 #include <ania/memory/manager.hpp>
+#include <ania/memory/index.hpp>  // white-box: the pair map
+#include <ania/memory/manager-inl.hpp>  // managers over the test traits (compiled mode: the library has the shipped ones)
 #include <ania/memory/ram_backend.hpp>
 #include <ania/memory/tools.hpp>
 #ifdef ANIA_TEST_SQLITE

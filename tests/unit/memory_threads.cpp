@@ -13,6 +13,7 @@
 
 #include <ania/memory/backfill.hpp>
 #include <ania/memory/manager.hpp>
+#include <ania/memory/manager-inl.hpp>  // managers over the test traits (compiled mode: the library has the shipped ones)
 #include <ania/memory/ram_backend.hpp>
 
 #include "memory_fixtures.hpp"

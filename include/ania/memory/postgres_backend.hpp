@@ -13,6 +13,7 @@
 
 #include <ania/detail/postgres.hpp>
 #include <ania/json.hpp>
+#include <ania/detail/linkage.hpp>
 #include <ania/log.hpp>
 #include <ania/memory/columns.hpp>
 #include <ania/memory/concepts.hpp>
@@ -189,3 +190,7 @@ struct postgres_memory_traits : default_memory_traits {
 using postgres_manager = basic_manager<postgres_memory_traits>;  // memory/manager.hpp
 
 } // namespace ania::memory
+
+#if !ANIA_HEADER_ONLY  // no compiled library for PostgreSQL: its manager is instantiated where it is used
+#include <ania/memory/manager-inl.hpp>
+#endif

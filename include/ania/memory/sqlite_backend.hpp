@@ -100,6 +100,8 @@ using sqlite_manager = basic_manager<sqlite_memory_traits>;  // memory/manager.h
 #if !ANIA_HEADER_ONLY
 #include <ania/memory/manager.hpp>
 namespace ania::memory {
+template <>
+struct detail::manager_definitions_for<sqlite_memory_traits> {};
 extern template class basic_manager<sqlite_memory_traits>;  // in the compiled SQLite library
 } // namespace ania::memory
 #endif
