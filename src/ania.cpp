@@ -36,6 +36,7 @@ template class background_writer<memory_store>;
 
 namespace memory {
 template class basic_manager<default_memory_traits>;
+template std::vector<tool> detail::make_memory_tools(detail::memory_ops, const scope&, tool_replies);
 } // namespace memory
 
 } // namespace ania

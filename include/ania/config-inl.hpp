@@ -1,6 +1,5 @@
-// ania/config-inl.hpp -- the definitions of <ania/config.hpp>.
-// Header-only mode includes this from there; compiled mode compiles it once, in the library (see
-// <ania/detail/linkage.hpp>).
+// ania/config-inl.hpp -- compiled mode's ania::config functions of <ania/config.hpp>, compiled once in the
+// library (header-only mode uses the templates of <ania/config_io.hpp> directly, instantiated where used).
 // SPDX-License-Identifier: MIT
 #pragma once
 
@@ -9,8 +8,10 @@
 
 namespace ania {
 
-ANIA_INLINE config load_config(const json& j) { return load_config<config>(j); }
-ANIA_INLINE config parse_config(std::string_view text) { return parse_config<config>(text); }
-ANIA_INLINE json to_json(const config& c) { return detail::write_config_value(c); }
+#if !ANIA_HEADER_ONLY
+config load_config(const json& j) { return load_config<config>(j); }
+config parse_config(std::string_view text) { return parse_config<config>(text); }
+json to_json(const config& c) { return detail::write_config_value(c); }
+#endif
 
 } // namespace ania

@@ -136,18 +136,19 @@ inline void validate(const config& c) {
                     "memory.near_duplicate_threshold", "must be in (0, 1]");
 }
 
-/// A config from a JSON object: keys that are absent keep their defaults. An unknown key or a wrong type is
-/// an ania::error (invalid_config) that names the key and, for unknown keys, lists the valid ones; the result is
-/// validate()d. A section of your own is read the same way by the templates of <ania/config_io.hpp>
-/// (`load_config<my_section>(j)`, `parse_config<my_section>(text)`, `to_json(section)`) once it is adapted with
-/// BOOST_HANA_ADAPT_STRUCT.
-[[nodiscard]] ANIA_INLINE config load_config(const json& j);
-
-/// load_config over JSON text (parsed within the default parse_limits).
-[[nodiscard]] ANIA_INLINE config parse_config(std::string_view text);
-
-/// Every key with its value, in declaration order (what `load_config` reads back unchanged).
-[[nodiscard]] ANIA_INLINE json to_json(const config& c);
+/// Loading: `load_config(j)` (a JSON object), `parse_config(text)` (parsed within the default parse_limits),
+/// `to_json(cfg)` (every key with its value, in declaration order: what load_config reads back unchanged).
+/// Keys that are absent keep their defaults. An unknown key or a wrong type is an ania::error (invalid_config)
+/// that names the key and, for unknown keys, lists the valid ones; the result is validate()d. A section of your
+/// own is read the same way (`load_config<my_section>(j)`, `parse_config<my_section>(text)`, `to_json(section)`)
+/// once it is adapted with BOOST_HANA_ADAPT_STRUCT and <ania/config_io.hpp> is included.
+/// Header-only mode: these are the templates of <ania/config_io.hpp> (T defaults to config), instantiated only
+/// where a file loads a configuration. Compiled mode: for ania::config, these three, compiled in the library.
+#if !ANIA_HEADER_ONLY
+[[nodiscard]] config load_config(const json& j);
+[[nodiscard]] config parse_config(std::string_view text);
+[[nodiscard]] json to_json(const config& c);
+#endif
 
 // ---- the parts' options from a configuration ---------------------------------------------------------
 
@@ -186,5 +187,5 @@ template <>
 } // namespace ania
 
 #if ANIA_HEADER_ONLY
-#include <ania/config_io.hpp>  // and, at its end, config-inl.hpp
+#include <ania/config_io.hpp>  // the loading templates, instantiated where used
 #endif

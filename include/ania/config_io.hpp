@@ -1,7 +1,7 @@
 // ania/config_io.hpp -- any reflectable configuration section read from and written to JSON (Hana reflection):
-// the sections of ania::config adapted, and load_config / parse_config / to_json for any adapted section.
-// Include it to load a section of your own (in either mode); <ania/config-inl.hpp> defines the ania::config
-// overloads of <ania/config.hpp> with it.
+// the sections of ania::config adapted, and load_config / parse_config / to_json for any adapted section
+// (ania::config itself in header-only mode, which includes this from config.hpp). Include it to load a section
+// of your own, in either mode; in compiled mode <ania/config-inl.hpp> defines the ania::config functions with it.
 // SPDX-License-Identifier: MIT
 #pragma once
 
@@ -141,8 +141,8 @@ json write_config_value(const T& v) {
 
 } // namespace detail
 
-/// Any reflectable section from a JSON object, with the rules of the ania::config overload (config.hpp).
-template <reflectable T>
+/// Any reflectable section from a JSON object (the rules are written in config.hpp).
+template <reflectable T = config>
 [[nodiscard]] T load_config(const json& j) {
     T c;
     detail::with_json_errors(errc::invalid_config, "configuration", [&] { detail::read_config_value(j, c, ""); });
@@ -151,7 +151,7 @@ template <reflectable T>
 }
 
 /// load_config<T> over JSON text (parsed within the default parse_limits).
-template <reflectable T>
+template <reflectable T = config>
 [[nodiscard]] T parse_config(std::string_view text) {
     return load_config<T>(parse_json(text));
 }
@@ -163,7 +163,3 @@ template <reflectable T>
 }
 
 } // namespace ania
-
-#if ANIA_HEADER_ONLY  // here, not in config.hpp: the definitions need the templates above, whichever header came first
-#include <ania/config-inl.hpp>
-#endif

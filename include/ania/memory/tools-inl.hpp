@@ -75,7 +75,8 @@ inline json schema(std::initializer_list<std::pair<const char*, json>> props, st
 
 } // namespace detail
 
-ANIA_INLINE std::vector<tool> detail::make_memory_tools(memory_ops ops, const scope& s, tool_replies replies) {
+template <class Ops>
+std::vector<tool> detail::make_memory_tools(Ops ops, const scope& s, tool_replies replies) {
     std::vector<tool> tools;
     if (!ops.enabled(ops.self)) return tools;
     auto shared = std::make_shared<const tool_replies>(std::move(replies));

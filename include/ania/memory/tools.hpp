@@ -102,8 +102,10 @@ struct memory_ops {
     }
 };
 
-/// The four tools over `ops` (make_tools' work).
-[[nodiscard]] ANIA_INLINE std::vector<tool> make_memory_tools(memory_ops ops, const scope& s, tool_replies replies);
+/// The four tools over `ops` (make_tools' work). A template over the one type memory_ops only so that a
+/// header-only file that makes no tools does not compile them; compiled mode's library instantiates it.
+template <class Ops = memory_ops>
+[[nodiscard]] std::vector<tool> make_memory_tools(Ops ops, const scope& s, tool_replies replies);
 
 } // namespace detail
 
