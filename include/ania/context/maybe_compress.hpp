@@ -56,14 +56,6 @@ struct compress_report {
     std::string error;                  ///< why the compressor failed, or why its primary did
 };
 
-/// SPEC §1 maybe_compress. If the window's context (the last request's prompt tokens, or the estimate when
-/// none is recorded: after a restart, after a compression) exceeds the threshold: fire PreCompact, run the
-/// compressor, add its tokens to `stats.compress_usage` (not an iteration), apply the result, run the
-/// transcript repair on it, reset `last_prompt_tokens` to 0 and write the new history with `replace` — images
-/// as markers (SPEC §2: the window keeps them, the store never holds them). If still over, the next call
-/// compresses again (on the estimate), converging step by step. A store failure is logged, never thrown: the
-/// conversation goes on in memory. When the compressor fails (a bare one, without fallback) the history is
-/// left unchanged and the next round tries again.
 namespace detail {
 // maybe_compress's steps that do not depend on its template arguments, written once (compiled mode: in the
 // library), so that a compressor over a user's client instantiates little more than the calls.
@@ -83,6 +75,14 @@ ANIA_INLINE void log_persist_failure(const compress_hooks& hooks, const std::exc
 
 } // namespace detail
 
+/// SPEC §1 maybe_compress. If the window's context (the last request's prompt tokens, or the estimate when
+/// none is recorded: after a restart, after a compression) exceeds the threshold: fire PreCompact, run the
+/// compressor, add its tokens to `stats.compress_usage` (not an iteration), apply the result, run the
+/// transcript repair on it, reset `last_prompt_tokens` to 0 and write the new history with `replace` — images
+/// as markers (SPEC §2: the window keeps them, the store never holds them). If still over, the next call
+/// compresses again (on the estimate), converging step by step. A store failure is logged, never thrown: the
+/// conversation goes on in memory. When the compressor fails (a bare one, without fallback) the history is
+/// left unchanged and the next round tries again.
 template <class Counter, compressor C, history_store S>
 compress_report maybe_compress(token_window<Counter>& window, C& comp, S& store, std::string_view session,
                                turn_stats& stats, const compress_hooks& hooks = {}) {
@@ -124,6 +124,7 @@ compress_report maybe_compress(token_window<Counter>& window, C& comp, S& store,
     return report;
 }
 
+/// maybe_compress without persistence.
 template <class Counter, compressor C>
 compress_report maybe_compress(token_window<Counter>& window, C& comp, turn_stats& stats, const compress_hooks& hooks = {}) {
     null_store none;
