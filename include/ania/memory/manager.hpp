@@ -34,7 +34,7 @@
 namespace ania::memory {
 
 namespace detail {
-class scope_index;
+struct scope_index;
 /// Complete where basic_manager<Traits>'s member definitions can be used: everywhere in header-only mode
 /// (<ania/memory/manager-inl.hpp> defines it), and in compiled mode for the traits the library instantiates.
 template <class Traits>
