@@ -8,6 +8,13 @@
 
 namespace ania {
 
+ANIA_INLINE auto hook_set::on_session_start(std::function<std::string(const session_start_event&)> f) -> hook_set& { return add(&lists::session_start, std::move(f)); }
+ANIA_INLINE auto hook_set::on_user_prompt_submit(std::function<prompt_decision(const user_prompt_event&)> f) -> hook_set& { return add(&lists::prompt, std::move(f)); }
+ANIA_INLINE auto hook_set::on_pre_tool_use(std::function<tool_decision(const tool_use_event&)> f) -> hook_set& { return add(&lists::pre_tool, std::move(f)); }
+ANIA_INLINE auto hook_set::on_post_tool_use(std::function<void(const tool_result_event&)> f) -> hook_set& { return add(&lists::post_tool, std::move(f)); }
+ANIA_INLINE auto hook_set::on_stop(std::function<void(const stop_event&)> f) -> hook_set& { return add(&lists::stop, std::move(f)); }
+ANIA_INLINE auto hook_set::on_pre_compact(std::function<void(const pre_compact_event&)> f) -> hook_set& { return add(&lists::pre_compact, std::move(f)); }
+
 ANIA_INLINE hook_set::hook_set(const hook_set& o)
     : l_(o.l_ ? std::make_unique<lists>(*o.l_) : nullptr) {}
 

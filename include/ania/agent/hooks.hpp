@@ -110,12 +110,12 @@ public:
     hook_set& operator=(hook_set&&) noexcept = default;
     ~hook_set() = default;
 
-    hook_set& on_session_start(std::function<std::string(const session_start_event&)> f) { return add(&lists::session_start, std::move(f)); }
-    hook_set& on_user_prompt_submit(std::function<prompt_decision(const user_prompt_event&)> f) { return add(&lists::prompt, std::move(f)); }
-    hook_set& on_pre_tool_use(std::function<tool_decision(const tool_use_event&)> f) { return add(&lists::pre_tool, std::move(f)); }
-    hook_set& on_post_tool_use(std::function<void(const tool_result_event&)> f) { return add(&lists::post_tool, std::move(f)); }
-    hook_set& on_stop(std::function<void(const stop_event&)> f) { return add(&lists::stop, std::move(f)); }
-    hook_set& on_pre_compact(std::function<void(const pre_compact_event&)> f) { return add(&lists::pre_compact, std::move(f)); }
+    hook_set& on_session_start(std::function<std::string(const session_start_event&)> f);
+    hook_set& on_user_prompt_submit(std::function<prompt_decision(const user_prompt_event&)> f);
+    hook_set& on_pre_tool_use(std::function<tool_decision(const tool_use_event&)> f);
+    hook_set& on_post_tool_use(std::function<void(const tool_result_event&)> f);
+    hook_set& on_stop(std::function<void(const stop_event&)> f);
+    hook_set& on_pre_compact(std::function<void(const pre_compact_event&)> f);
 
     std::string session_start(const session_start_event& e);
     prompt_decision user_prompt_submit(const user_prompt_event& e);
