@@ -4,20 +4,13 @@
 //     using bot = ania::agent_of<ania::slot::client<my_client>, ania::slot::store<ania::sqlite_store>>;
 //
 // is basic_agent over default_agent_traits with those two slots replaced. A slot given twice, or an argument
-// that is not a slot, is a compile-time error that says so.
+// that is not a slot, is a compile-time error that says so. (A plain type list, looked up with fold
+// expressions: Hana's map cost every file that includes <ania/ania.hpp> 0.07 s at g++ -O0.)
 #pragma once
 
+#include <cstddef>
 #include <type_traits>
 #include <utility>
-
-#include <boost/hana/find.hpp>
-#include <boost/hana/length.hpp>
-#include <boost/hana/map.hpp>
-#include <boost/hana/pair.hpp>
-#include <boost/hana/set.hpp>
-#include <boost/hana/core/to.hpp>
-#include <boost/hana/tuple.hpp>
-#include <boost/hana/type.hpp>
 
 #include <ania/agent/agent.hpp>
 #include <ania/agent/traits.hpp>
@@ -52,7 +45,7 @@ ANIA_AGENT_SLOT(eviction);
 namespace detail {
 
 template <class S, bool = std::is_base_of_v<slot::slot_base, S>>
-struct slot_entry {  // not a slot: a key of its own, so that the map is still well-formed after the assertion
+struct slot_entry {  // not a slot: a key of its own, so that the lookup still works after the assertion
     using key = S;
     using type = S;
 };
@@ -62,15 +55,28 @@ struct slot_entry<S, true> {
     using type = typename S::type;
 };
 
+/// How many of `Keys` are `K`.
+template <class K, class... Keys>
+inline constexpr std::size_t key_count = (std::size_t{std::is_same_v<K, Keys>} + ... + 0);
+
 template <class... Slots>
 struct slot_list_checks {  // a base of its own: see agent_slot_checks (traits.hpp)
     static_assert((std::is_base_of_v<slot::slot_base, Slots> && ...),
                   "ania::agent_of: every argument must be a slot: ania::slot::client<C>, ania::slot::store<S>, "
                   "ania::slot::compressor<P>, ... (see ania/agent/slots.hpp)");
-    static constexpr auto keys = boost::hana::make_tuple(boost::hana::type_c<typename slot_entry<Slots>::key>...);
-    static_assert(decltype(boost::hana::length(boost::hana::to_set(keys)) == boost::hana::length(keys))::value,
+    static_assert(((key_count<typename slot_entry<Slots>::key, typename slot_entry<Slots>::key...> == 1) && ...),
                   "ania::agent_of: a slot is given twice");
 };
+
+/// The type of the first entry whose key is `Key`, else `Default` (the first: a duplicate adds no second error).
+template <class Key, class Default, class... Entries>
+struct pick_slot {
+    using type = Default;
+};
+template <class Key, class Default, class Entry, class... Rest>
+struct pick_slot<Key, Default, Entry, Rest...>
+    : std::conditional_t<std::is_same_v<typename Entry::key, Key>, std::type_identity<typename Entry::type>,
+                         pick_slot<Key, Default, Rest...>> {};
 
 } // namespace detail
 
@@ -78,12 +84,8 @@ struct slot_list_checks {  // a base of its own: see agent_slot_checks (traits.h
 template <class... Slots>
 struct slot_traits : private detail::slot_list_checks<Slots...> {
 private:
-    // to_map keeps one value per key, so a duplicate does not add a second error to the one above.
-    using map_type = decltype(boost::hana::to_map(boost::hana::make_tuple(boost::hana::make_pair(
-        boost::hana::type_c<typename detail::slot_entry<Slots>::key>, boost::hana::type_c<typename detail::slot_entry<Slots>::type>)...)));
     template <template <class> class Slot, class Default>
-    using pick = typename std::remove_cvref_t<decltype(boost::hana::find(std::declval<map_type>(), boost::hana::type_c<Slot<void>>)
-                                                           .value_or(boost::hana::type_c<Default>))>::type;
+    using pick = typename detail::pick_slot<Slot<void>, Default, detail::slot_entry<Slots>...>::type;
     using d = default_agent_traits;
 
 public:
