@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # scripts/compile_time.sh -- how long g++ -O0 takes for a TU that includes only <nlohmann/json.hpp>, one that
-# includes <ania/ania.hpp>, tests/compile_time/quickstart_types.cpp (every type the quickstart composes,
-# constructed) and examples/quickstart.cpp (its agent and its printing too), each in header-only mode and in
+# includes <ania/ania.hpp>, tests/compile_time/quickstart_types.cpp (every part the quickstart composes,
+# constructed), quickstart_agent.cpp (the same with its agent, and one turn) and examples/quickstart.cpp (with
+# its printing too: the JSON API), each in header-only mode and in
 # compiled mode (-DANIA_COMPILED_LIB: what a user of dependency('ania-compiled') compiles); median of 3 runs
 # each, and the ratios to the nlohmann-only TU. Not part of the test suite (a timing is not an assertion); run
 # it before and after a change to the headers.
@@ -13,7 +14,7 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 printf '#include <nlohmann/json.hpp>\nint main() {}\n' >"$tmp/nlohmann_only.cpp"
 printf '#include <ania/ania.hpp>\nint main() {}\n' >"$tmp/ania_only.cpp"
-cp "$root/tests/compile_time/quickstart_types.cpp" "$tmp/quickstart_types.cpp"
+cp "$root/tests/compile_time/quickstart_types.cpp" "$root/tests/compile_time/quickstart_agent.cpp" "$tmp/"
 median() {  # FILE [FLAGS...]: seconds, median of three compilations
   local f=$1
   shift
@@ -54,7 +55,7 @@ printf '%-34s %6s s\n' nlohmann_only "$base"
 for mode in header-only compiled; do
   flags=()
   [[ $mode == compiled ]] && flags=(-DANIA_COMPILED_LIB)
-  for f in ania_only quickstart_types; do
+  for f in ania_only quickstart_types quickstart_agent; do
     t=$(median "$tmp/$f.cpp" "${flags[@]}")
     printf '%-34s %6s s  %s x\n' "$f ($mode)" "$t" "$(python3 -c "print(f'{$t / $base:.2f}')")"
   done
