@@ -245,7 +245,7 @@ inline void append_json(std::string& out, const message_sequence& msgs, const wr
             detail::append_json_string(out, text::is_valid_utf8(t.description) ? t.description
                                                                                : text::repair_utf8(t.description));
             out.append(R"(,"parameters":)");
-            out.append(t.parameters.empty() ? std::string_view("{}") : t.parameters.text());
+            out.append(t.parameters.empty() ? detail::no_parameters_schema : t.parameters.text());
             out.append("}}");
         }
         out.push_back(']');

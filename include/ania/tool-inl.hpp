@@ -12,7 +12,7 @@ ANIA_INLINE json tool::definition() const {
     json fn = json::object();
     fn["name"] = name;
     fn["description"] = description;
-    fn["parameters"] = to_json(parameters);
+    fn["parameters"] = parameters.empty() ? json::parse(detail::no_parameters_schema) : to_json(parameters);
     json d = json::object();
     d["type"] = "function";
     d["function"] = std::move(fn);

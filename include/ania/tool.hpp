@@ -28,7 +28,9 @@ struct tool_output {
 struct tool {
     std::string name;
     std::string description;
-    json_members parameters;  ///< a JSON Schema object (an ania::json object converts): its members
+    /// A JSON Schema object (an ania::json object converts): its members. Empty: a tool without parameters,
+    /// sent as {"type":"object","properties":{}} (what both OpenAI and Anthropic accept).
+    json_members parameters;
     std::function<std::string(std::string_view arguments)> handler;
     /// For a tool that produces images (load_images, local_image, screenshot): used instead of `handler`
     /// when set. Same rules as `handler`.
@@ -43,6 +45,8 @@ struct tool {
 [[nodiscard]] ANIA_INLINE std::string definitions_text(std::span<const tool> tools);
 
 namespace detail {
+/// The schema a tool with empty `parameters` is sent with.
+inline constexpr std::string_view no_parameters_schema = R"({"type":"object","properties":{}})";
 /// Why `arguments` are not what a tool takes (a JSON object): the parse error or "got <type>"; empty when they
 /// are. A tool's handler gets only arguments that passed this.
 [[nodiscard]] ANIA_INLINE std::string tool_arguments_problem(std::string_view arguments);

@@ -434,6 +434,8 @@ TEST_CASE("a request body: model, the messages of every segment in order, the to
     // UTF-8 in the name and the description, a schema with members, and none.
     ania::tool odd{"a\"b\x01\xff", "line\nnext \\ \xe4\xb8", json{{"type", "object"}, {"properties", {{"q", {{"type", "string"}}}}}}, {}};
     ania::tool none{"none", "", json::object(), {}};
+    // No parameters: an object schema without properties (Anthropic rejects an input_schema without a type).
+    CHECK(none.definition().at("function").at("parameters") == json{{"type", "object"}, {"properties", json::object()}});
     for (const ania::tool* x : {&t, &odd, &none}) {
         const std::string one = ania::request_to_json(ania::chat_request{{{}, history, {}}, std::span<const ania::tool>(x, 1)}, "m");
         CHECK_THAT(one, Catch::Contains(R"("tools":[)" + x->definition().dump(-1, ' ', false, json::error_handler_t::replace) + "]"));
