@@ -2,6 +2,7 @@
 // headers only declare in compiled mode, and the shipped specializations of its templates, compiled once.
 // SPDX-License-Identifier: MIT
 // One translation unit, so that the library's own calls between its parts stay inlinable.
+#define ANIA_BUILDING_LIBRARY  // the -inl headers are this library's to include
 #include <ania/ania.hpp>
 
 #include <ania/agent/hooks-inl.hpp>

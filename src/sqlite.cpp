@@ -1,6 +1,7 @@
 // src/sqlite.cpp -- the compiled library of ania's SQLite parts (dependency('ania-sqlite-compiled')): the
 // history store, the memory backend and the shipped templates over them, compiled once.
 // SPDX-License-Identifier: MIT
+#define ANIA_BUILDING_LIBRARY  // the -inl headers are this library's to include
 #include <ania/memory/sqlite_backend.hpp>
 #include <ania/store/sqlite_store.hpp>
 

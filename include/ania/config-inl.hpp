@@ -3,6 +3,11 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 
+#include <ania/detail/linkage.hpp>
+#if !ANIA_HEADER_ONLY && !defined(ANIA_BUILDING_LIBRARY)
+#error "compiled mode: the library defines what <ania/config-inl.hpp> defines; include <ania/config.hpp>"
+#endif
+
 #include <ania/config.hpp>
 #include <ania/config_io.hpp>
 

@@ -3,6 +3,11 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 
+#include <ania/detail/linkage.hpp>
+#if !ANIA_HEADER_ONLY && !defined(ANIA_BUILDING_LIBRARY)
+#error "compiled mode: the library defines what <ania/tool-inl.hpp> defines; include <ania/tool.hpp>"
+#endif
+
 #include <ania/json.hpp>
 #include <ania/tool.hpp>
 

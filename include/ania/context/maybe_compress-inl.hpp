@@ -4,6 +4,11 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 
+#include <ania/detail/linkage.hpp>
+#if !ANIA_HEADER_ONLY && !defined(ANIA_BUILDING_LIBRARY)
+#error "compiled mode: the library defines what <ania/context/maybe_compress-inl.hpp> defines; include <ania/context/maybe_compress.hpp>"
+#endif
+
 #include <ania/context/maybe_compress.hpp>
 
 namespace ania {

@@ -4,6 +4,11 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 
+#include <ania/detail/linkage.hpp>
+#if !ANIA_HEADER_ONLY && !defined(ANIA_BUILDING_LIBRARY)
+#error "compiled mode: the library defines what <ania/context/token_counter-inl.hpp> defines; include <ania/context/token_counter.hpp>"
+#endif
+
 #include <ania/context/token_counter.hpp>
 
 namespace ania::detail {

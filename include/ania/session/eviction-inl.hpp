@@ -4,6 +4,11 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 
+#include <ania/detail/linkage.hpp>
+#if !ANIA_HEADER_ONLY && !defined(ANIA_BUILDING_LIBRARY)
+#error "compiled mode: the library defines what <ania/session/eviction-inl.hpp> defines; include <ania/session/eviction.hpp>"
+#endif
+
 #include <ania/session/eviction.hpp>
 
 namespace ania::detail {
