@@ -5,7 +5,7 @@
 
 #include <ania/detail/linkage.hpp>
 #if !ANIA_HEADER_ONLY && !defined(ANIA_BUILDING_LIBRARY)
-#error "compiled mode: the library defines what <ania/config-inl.hpp> defines; include <ania/config.hpp>"
+static_assert(false, "compiled mode: the library defines what <ania/config-inl.hpp> defines; include <ania/config.hpp>");
 #endif
 
 #include <ania/config.hpp>

@@ -5,7 +5,7 @@
 
 #include <ania/detail/linkage.hpp>
 #if !ANIA_HEADER_ONLY && !defined(ANIA_BUILDING_LIBRARY)
-#error "compiled mode: the library defines what <ania/tool-inl.hpp> defines; include <ania/tool.hpp>"
+static_assert(false, "compiled mode: the library defines what <ania/tool-inl.hpp> defines; include <ania/tool.hpp>");
 #endif
 
 #include <ania/json.hpp>

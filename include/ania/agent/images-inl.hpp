@@ -6,7 +6,7 @@
 
 #include <ania/detail/linkage.hpp>
 #if !ANIA_HEADER_ONLY && !defined(ANIA_BUILDING_LIBRARY)
-#error "compiled mode: the library defines what <ania/agent/images-inl.hpp> defines; include <ania/agent/images.hpp>"
+static_assert(false, "compiled mode: the library defines what <ania/agent/images-inl.hpp> defines; include <ania/agent/images.hpp>");
 #endif
 
 #include <ania/agent/images.hpp>

@@ -6,7 +6,7 @@
 
 #include <ania/detail/linkage.hpp>
 #if !ANIA_HEADER_ONLY && !defined(ANIA_BUILDING_LIBRARY)
-#error "compiled mode: the library defines what <ania/agent/tool_registry-inl.hpp> defines; include <ania/agent/tool_registry.hpp>"
+static_assert(false, "compiled mode: the library defines what <ania/agent/tool_registry-inl.hpp> defines; include <ania/agent/tool_registry.hpp>");
 #endif
 
 #include <ania/agent/tool_registry.hpp>

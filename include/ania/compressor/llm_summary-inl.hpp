@@ -6,7 +6,7 @@
 
 #include <ania/detail/linkage.hpp>
 #if !ANIA_HEADER_ONLY && !defined(ANIA_BUILDING_LIBRARY)
-#error "compiled mode: the library defines what <ania/compressor/llm_summary-inl.hpp> defines; include <ania/compressor/llm_summary.hpp>"
+static_assert(false, "compiled mode: the library defines what <ania/compressor/llm_summary-inl.hpp> defines; include <ania/compressor/llm_summary.hpp>");
 #endif
 
 #include <ania/compressor/llm_summary.hpp>

@@ -6,7 +6,7 @@
 
 #include <ania/detail/linkage.hpp>
 #if !ANIA_HEADER_ONLY && !defined(ANIA_BUILDING_LIBRARY)
-#error "compiled mode: the library defines what <ania/compressor/truncate_oldest_half-inl.hpp> defines; include <ania/compressor/truncate_oldest_half.hpp>"
+static_assert(false, "compiled mode: the library defines what <ania/compressor/truncate_oldest_half-inl.hpp> defines; include <ania/compressor/truncate_oldest_half.hpp>");
 #endif
 
 #include <ania/compressor/truncate_oldest_half.hpp>

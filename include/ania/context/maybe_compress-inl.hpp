@@ -6,7 +6,7 @@
 
 #include <ania/detail/linkage.hpp>
 #if !ANIA_HEADER_ONLY && !defined(ANIA_BUILDING_LIBRARY)
-#error "compiled mode: the library defines what <ania/context/maybe_compress-inl.hpp> defines; include <ania/context/maybe_compress.hpp>"
+static_assert(false, "compiled mode: the library defines what <ania/context/maybe_compress-inl.hpp> defines; include <ania/context/maybe_compress.hpp>");
 #endif
 
 #include <ania/context/maybe_compress.hpp>

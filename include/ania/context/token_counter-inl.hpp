@@ -6,7 +6,7 @@
 
 #include <ania/detail/linkage.hpp>
 #if !ANIA_HEADER_ONLY && !defined(ANIA_BUILDING_LIBRARY)
-#error "compiled mode: the library defines what <ania/context/token_counter-inl.hpp> defines; include <ania/context/token_counter.hpp>"
+static_assert(false, "compiled mode: the library defines what <ania/context/token_counter-inl.hpp> defines; include <ania/context/token_counter.hpp>");
 #endif
 
 #include <ania/context/token_counter.hpp>

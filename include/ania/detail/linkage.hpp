@@ -6,7 +6,10 @@
 // programs whose build time matters: the headers then declare what the library defines (the bodies live in
 // the `*-inl.hpp` headers, which only header-only mode includes), the shipped specializations of ania's
 // templates are `extern template` (instantiated once, in the library), and the core headers parse neither
-// nlohmann_json nor SQLite. Every translation unit of a program must use the same mode.
+// nlohmann_json nor SQLite. Every translation unit of a program must use the same mode. A program that
+// includes an -inl header in compiled mode gets one static_assert naming the header to include instead (the
+// libraries define ANIA_BUILDING_LIBRARY); <ania/memory/manager-inl.hpp> is the exception, for a memory
+// manager over traits of one's own.
 #pragma once
 
 #ifdef ANIA_COMPILED_LIB

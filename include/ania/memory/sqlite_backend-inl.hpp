@@ -6,7 +6,7 @@
 
 #include <ania/detail/linkage.hpp>
 #if !ANIA_HEADER_ONLY && !defined(ANIA_BUILDING_LIBRARY)
-#error "compiled mode: the library defines what <ania/memory/sqlite_backend-inl.hpp> defines; include <ania/memory/sqlite_backend.hpp>"
+static_assert(false, "compiled mode: the library defines what <ania/memory/sqlite_backend-inl.hpp> defines; include <ania/memory/sqlite_backend.hpp>");
 #endif
 
 #include <ania/json.hpp>

@@ -6,7 +6,7 @@
 
 #include <ania/detail/linkage.hpp>
 #if !ANIA_HEADER_ONLY && !defined(ANIA_BUILDING_LIBRARY)
-#error "compiled mode: the library defines what <ania/session/eviction-inl.hpp> defines; include <ania/session/eviction.hpp>"
+static_assert(false, "compiled mode: the library defines what <ania/session/eviction-inl.hpp> defines; include <ania/session/eviction.hpp>");
 #endif
 
 #include <ania/session/eviction.hpp>

@@ -6,7 +6,7 @@
 
 #include <ania/detail/linkage.hpp>
 #if !ANIA_HEADER_ONLY && !defined(ANIA_BUILDING_LIBRARY)
-#error "compiled mode: the library defines what <ania/store/memory_store-inl.hpp> defines; include <ania/store/memory_store.hpp>"
+static_assert(false, "compiled mode: the library defines what <ania/store/memory_store-inl.hpp> defines; include <ania/store/memory_store.hpp>");
 #endif
 
 #include <ania/store/memory_store.hpp>

@@ -6,7 +6,7 @@
 
 #include <ania/detail/linkage.hpp>
 #if !ANIA_HEADER_ONLY && !defined(ANIA_BUILDING_LIBRARY)
-#error "compiled mode: the library defines what <ania/text/shared_text-inl.hpp> defines; include <ania/text/shared_text.hpp>"
+static_assert(false, "compiled mode: the library defines what <ania/text/shared_text-inl.hpp> defines; include <ania/text/shared_text.hpp>");
 #endif
 
 #include <ania/text/shared_text.hpp>
