@@ -40,7 +40,7 @@ TEST_CASE("a JSON object overrides only the keys it names", "[config]") {
 TEST_CASE("the config round-trips through JSON", "[config]") {
     ania::config c;
     c.max_context_tokens = -1;
-    c.ocr.api_key = "k";
+    c.ocr.api_key = std::string("k");  // not = "k": g++ 12 -O2 warns falsely in _M_replace (-Wstringop-overflow)
     c.memory.max_entries = 5;
     c.memory.near_duplicate_threshold = 0.6;
     auto back = ania::load_config(ania::to_json(c));
