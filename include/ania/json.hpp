@@ -22,23 +22,9 @@
 
 namespace ania {
 
-namespace detail {
-struct json_members_access {
-    static json_members make(std::string text) {
-        json_members m;
-        m.text_ = std::make_unique<std::string>(std::move(text));
-        return m;
-    }
-};
-} // namespace detail
-
 /// `object`'s members as json_members (an empty object: none). Throws ania::error (invalid_argument) when
-/// `object` is not an object.
-[[nodiscard]] inline json_members members_from(const json& object) {
-    if (!object.is_object()) throw error(errc::invalid_argument, std::string("members_from: expected an object, got ") + object.type_name());
-    if (object.empty()) return {};
-    return detail::json_members_access::make(object.dump(-1, ' ', false, json::error_handler_t::replace));
-}
+/// `object` is not an object. (The converting constructor, named.)
+[[nodiscard]] inline json_members members_from(const json& object) { return json_members(object); }
 /// The members as a JSON object (empty when there are none).
 [[nodiscard]] inline json to_json(const json_members& m) {
     if (m.empty()) return json::object();

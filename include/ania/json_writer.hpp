@@ -62,6 +62,13 @@ inline void append_json_string(std::string& out, std::string_view s) {
     out.push_back('"');
 }
 
+/// append_json_string for text that may be invalid UTF-8: replaced by U+FFFD first, as dump's
+/// error_handler_t::replace does; valid text (the usual case) is not copied.
+inline void append_json_string_repaired(std::string& out, std::string_view s) {
+    if (text::is_valid_utf8(s)) append_json_string(out, s);
+    else append_json_string(out, text::repair_utf8(s));
+}
+
 inline void append_json_key(std::string& out, std::string_view key, bool& first) {
     if (!first) out.push_back(',');
     first = false;
@@ -229,7 +236,7 @@ inline void append_json(std::string& out, const message_sequence& msgs, const wr
         for (const message& m : seg) estimate += 48 + m.content.size();  // a reservation, not a bound
     out.reserve(estimate);
     out.append(R"({"model":)");
-    detail::append_json_string(out, text::is_valid_utf8(model) ? std::string(model) : text::repair_utf8(model));
+    detail::append_json_string_repaired(out, model);
     out.append(R"(,"messages":)");
     append_json(out, request.messages, opt);
     if (!request.tools.empty()) {
@@ -240,10 +247,9 @@ inline void append_json(std::string& out, const message_sequence& msgs, const wr
             first = false;
             // tool::definition()'s bytes, written directly: the parameters are compact JSON text already.
             out.append(R"({"type":"function","function":{"name":)");
-            detail::append_json_string(out, text::is_valid_utf8(t.name) ? t.name : text::repair_utf8(t.name));
+            detail::append_json_string_repaired(out, t.name);
             out.append(R"(,"description":)");
-            detail::append_json_string(out, text::is_valid_utf8(t.description) ? t.description
-                                                                               : text::repair_utf8(t.description));
+            detail::append_json_string_repaired(out, t.description);
             out.append(R"(,"parameters":)");
             out.append(t.parameters.empty() ? detail::no_parameters_schema : t.parameters.text());
             out.append("}}");

@@ -16,10 +16,6 @@
 
 namespace ania {
 
-namespace detail {
-struct json_members_access;
-} // namespace detail
-
 /// Members of a JSON object that ania does not model (what a provider added: `{"x_cache":true}`), kept as
 /// compact JSON text in wire order, so that a parsed message is written back byte for byte. Empty: none.
 /// The message model parses no JSON; <ania/json.hpp> converts: `to_json(members)`, `members_from(object)`.
@@ -56,7 +52,6 @@ public:
     friend bool operator==(const json_members& a, const json_members& b) noexcept { return a.text() == b.text(); }
 
 private:
-    friend struct detail::json_members_access;
     // One pointer (none: null): most messages carry no extras, and a message is copied and scanned in bulk.
     std::unique_ptr<std::string> text_;
 };
