@@ -99,9 +99,10 @@ int main(int argc, char** argv) {
         std::printf("model: %s at %s\n", std::getenv("ANIA_MODEL"), std::getenv("ANIA_BASE_URL"));
     }
 
-    // The spec's defaults, overridden from JSON (a typo is an error that names the key). A tiny budget here,
-    // so that compression happens within a few turns; relevant memories injected into each request.
-    const ania::config cfg = ania::parse_config(R"({"max_context_tokens": 150, "memory": {"auto_inject": true}})");
+    // The spec's defaults, overridden from JSON (a typo is an error that names the key). A tiny budget here
+    // (the base prompt and the four memory tools' schemas take ~540 of it), so that compression happens within
+    // a few turns; relevant memories injected into each request.
+    const ania::config cfg = ania::parse_config(R"({"max_context_tokens": 900, "memory": {"auto_inject": true}})");
 
     ania::sqlite_store store(db_path);  // WAL, synchronous=FULL, quick_check at open
     if (!store.enabled()) std::printf("persistence disabled (see the log line above): in-memory only\n");

@@ -9,22 +9,27 @@
 #include <string_view>
 
 #include <ania/concepts.hpp>
+#include <ania/context/token_counter.hpp>
 #include <ania/message.hpp>
 #include <ania/text/utf8.hpp>
+#include <ania/tool.hpp>
 
 namespace example {
 
 /// Rules: a compression request gets a summary, except every second one, which fails as an outage would
 /// (so the fallback truncation shows); "我喜欢…" calls `memory_save`; a question about the past ("还记得")
 /// calls `memory_search`, then answers from the tool result; anything else is acknowledged. Usage is reported
-/// as a server would: prompt tokens = the size of the whole request (estimated here as characters / 2).
+/// as a server would: prompt tokens = the size of the whole request, tool schemas included (counted here with
+/// ania's own estimate, so that the example's tiny budget behaves the same every run).
 /// Copies share their counters (a client handle shares its connection).
 class scripted_model {
 public:
     ania::completion complete(const ania::chat_request& req) {
         const ania::message_sequence& request = req.messages;
+        const ania::char_class_counter count;
         std::int64_t prompt = 0;
-        for (const auto& m : request) prompt += 4 + static_cast<std::int64_t>(ania::text::rune_count(m.text())) / 2;
+        for (const auto& m : request) prompt += count.count(m);
+        if (!req.tools.empty()) prompt += count.count(ania::message::system(ania::definitions_text(req.tools)));
         const ania::usage used{prompt, 16, prompt + 16, {}};
         if (request.front().role == ania::role::system && request.front().text().find("保留关键信息") != std::string::npos) {
             // the compressor's request: its prompt as the system message, the transcript as the user message

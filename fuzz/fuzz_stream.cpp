@@ -1,9 +1,11 @@
 // fuzz/fuzz_stream.cpp -- the SSE decoder and the stream accumulator over arbitrary bytes: the events are the
 // same whatever the chunking (the first byte chooses the split points), nothing crashes, and the accumulated
-// answer is either a failure with a reason or a message that writes as valid JSON.
+// answer is either a failure with a reason or a message that writes as valid JSON; the same for the Anthropic
+// accumulator over the same events.
 #include <string>
 #include <vector>
 
+#include <ania/anthropic/wire.hpp>
 #include <ania/http/sse.hpp>
 #include <ania/json.hpp>
 #include <ania/openai/wire.hpp>
@@ -29,15 +31,18 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     const std::string_view bytes = ania_fuzz::as_text(data + 1, size - 1);
     const std::vector<std::string> whole = events_of(bytes, bytes.size() + 1), pieces = events_of(bytes, step);
     ANIA_FUZZ_CHECK(whole == pieces);
-    ania::openai::stream_accumulator acc;
-    for (const std::string& e : whole) acc.add(std::string_view(e).substr(e.find('\0') + 1));
-    const ania::completion c = std::move(acc).finish();
-    if (c.ok) {
-        const std::string wire = ania::dump(c.reply);
-        ANIA_FUZZ_CHECK(ania::text::is_valid_utf8(wire));
-        ANIA_FUZZ_CHECK(ania::json::accept(wire));  // the writer made valid JSON
-    } else {
-        ANIA_FUZZ_CHECK(!c.error.empty());
-    }
+    const auto check = [&](auto acc) {
+        for (const std::string& e : whole) acc.add(std::string_view(e).substr(e.find('\0') + 1));
+        const ania::completion c = std::move(acc).finish();
+        if (c.ok) {
+            const std::string wire = ania::dump(c.reply);
+            ANIA_FUZZ_CHECK(ania::text::is_valid_utf8(wire));
+            ANIA_FUZZ_CHECK(ania::json::accept(wire));  // the writer made valid JSON
+        } else {
+            ANIA_FUZZ_CHECK(!c.error.empty());
+        }
+    };
+    check(ania::openai::stream_accumulator{});
+    check(ania::anthropic::stream_accumulator{});
     return 0;
 }

@@ -80,8 +80,10 @@ enum class failure_kind : std::uint8_t {
     network,                  ///< no connection, reset, DNS, TLS: nothing usable arrived
     timeout,                  ///< connect / total / stall timeout
     cancelled,                ///< the request's stop token was requested
-    rate_limited,             ///< HTTP 429
-    server,                   ///< HTTP 5xx
+    rate_limited,             ///< HTTP 429 that waiting cures (a rate limit, not the quota)
+    quota_exceeded,           ///< the account is out of credit or over its quota (OpenAI insufficient_quota,
+                              ///< Anthropic billing_error): not transient, never retried: add credit, do not wait
+    server,                   ///< HTTP 5xx (529 overloaded too), or an error the server sent inside a 200 answer or stream
     auth,                     ///< HTTP 401 / 403
     bad_request,              ///< another 4xx
     context_length_exceeded,  ///< the prompt does not fit the model (recognised from the provider's error)
@@ -95,6 +97,7 @@ enum class failure_kind : std::uint8_t {
     case failure_kind::timeout: return "timeout";
     case failure_kind::cancelled: return "cancelled";
     case failure_kind::rate_limited: return "rate_limited";
+    case failure_kind::quota_exceeded: return "quota_exceeded";
     case failure_kind::server: return "server";
     case failure_kind::auth: return "auth";
     case failure_kind::bad_request: return "bad_request";

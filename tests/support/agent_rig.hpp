@@ -24,7 +24,9 @@ struct recorded_events {
     std::shared_ptr<std::vector<ania::compression_event>> compressions = std::make_shared<std::vector<ania::compression_event>>();
     std::shared_ptr<std::vector<ania::repair_event>> repairs = std::make_shared<std::vector<ania::repair_event>>();
     std::shared_ptr<std::vector<std::string>> persistence = std::make_shared<std::vector<std::string>>();
+    std::shared_ptr<std::vector<ania::fixed_context_event>> fixed = std::make_shared<std::vector<ania::fixed_context_event>>();
     void operator()(const ania::compression_event& e) const { compressions->push_back(e); }
+    void operator()(const ania::fixed_context_event& e) const { fixed->push_back(e); }
     void operator()(const ania::repair_event& e) const { repairs->push_back(e); }
     void operator()(const ania::persistence_event& e) const { persistence->emplace_back(e.error); }
 };

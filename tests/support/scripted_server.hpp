@@ -2,6 +2,7 @@
 // scripts: the model clients are tested against it, over real sockets. SCRIPTED: no model runs here.
 #pragma once
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -82,6 +83,19 @@ public:
             res.status = status;
             for (const auto& [k, v] : headers) res.set_header(k, v);
             res.set_content(body, "application/json");
+        });
+    }
+
+    /// An event stream (text/event-stream), written in pieces of `piece` bytes. The provider runs after the
+    /// handler has returned (and the handler is gone): it holds its own copy of the body.
+    void then_stream(std::string body, std::size_t piece = 64, int status = 200) {
+        then([body = std::move(body), piece, status](const httplib::Request&, httplib::Response& res) {
+            res.status = status;
+            res.set_chunked_content_provider("text/event-stream", [body, piece](std::size_t, httplib::DataSink& sink) {
+                for (std::size_t i = 0; i < body.size(); i += piece) sink.write(body.data() + i, std::min(piece, body.size() - i));
+                sink.done();
+                return true;
+            });
         });
     }
 

@@ -387,6 +387,82 @@ TEST_CASE("compression triggered by reported usage, with PreCompact and an event
     CHECK(stored[1].content == "second");
 }
 
+namespace {
+
+/// SCRIPTED (no LLM): answers every turn with `reply` and reports as its prompt tokens the character-class count
+/// of what it was sent, base prompt and tool schemas included, as a provider would; a request without the
+/// agent's base prompt is a summary request, answered "摘要".
+struct measuring_model {
+    struct state {
+        std::string system, reply = "ok";
+        int turns = 0, summaries = 0;
+    };
+    std::shared_ptr<state> st = std::make_shared<state>();
+
+    ania::completion complete(const ania::chat_request& req) {
+        const std::vector<message> msgs = req.messages.to_vector();
+        if (msgs.empty() || msgs[0].content != st->system) {
+            ++st->summaries;
+            return ania::completion::success(message::assistant("摘要"), {20, 5, 25, {}});
+        }
+        ++st->turns;
+        const ania::char_class_counter count;
+        std::int64_t t = 0;
+        for (const message& m : msgs) t += count.count(m);
+        if (!req.tools.empty()) t += count.count(message::system(ania::definitions_text(req.tools)));
+        return ania::completion::success(message::assistant(st->reply), {t, 2, t + 2, {}});
+    }
+};
+
+struct measured_traits : test_traits {
+    using client = measuring_model;
+};
+
+} // namespace
+
+TEST_CASE("a base prompt over the threshold: said once, and no compression while the history stays small", "[agent][compress][fixed]") {
+    rig r;
+    measuring_model model;
+    std::string prompt;
+    const ania::char_class_counter count;
+    while (count.count(message::system(prompt)) < 1650) prompt += "你是 Ania，一个很有耐心的助手。";
+    model.st->system = prompt;
+    const ania::agent_options opt{.session = "g:1", .system_prompt = prompt, .window = {.max_context_tokens = 2000}};  // threshold 1600
+    ania::basic_agent<measured_traits> a(r.writer, {.client = model, .tools = ania::tool_registry(std::vector<ania::tool>{echo_tool()}),
+                                                    .events = r.events, .log = r.log}, opt);
+    for (int i = 0; i < 6; ++i) {
+        const auto res = a.chat("嗯");
+        REQUIRE(res.ok());
+        CHECK(res.compressions == 0);
+    }
+    CHECK(model.st->turns == 6);
+    CHECK(model.st->summaries == 0);  // every turn paid a summary before
+    CHECK(r.events.compressions->empty());
+    REQUIRE(r.events.fixed->size() == 1);
+    const ania::fixed_context_event& e = r.events.fixed->front();
+    CHECK(e.threshold == 1600);
+    CHECK(e.fixed_tokens > 1600);
+    CHECK(e.max_context_tokens == 2000);
+    CHECK(e.history_budget == a.window().history_budget());
+    CHECK(e.history_budget > 0);
+    std::size_t said = 0;
+    for (const std::string& l : *r.log.lines) said += l.find("compressing cannot help") != std::string::npos;
+    CHECK(said == 1);
+    // The history grows past its budget: one compression, then none while it is small again.
+    model.st->reply = std::string(120, 'x');
+    int turns = 0;
+    while (model.st->summaries == 0 && turns < 20) {
+        REQUIRE(a.chat("再说一遍").ok());
+        ++turns;
+    }
+    CHECK(model.st->summaries == 1);
+    CHECK(r.events.compressions->size() == 1);
+    model.st->reply = "ok";
+    REQUIRE(a.chat("嗯").ok());
+    CHECK(model.st->summaries == 1);
+    CHECK(r.events.fixed->size() == 1);  // still said once
+}
+
 TEST_CASE("a restart with an over-budget history compresses on the estimate before the first send", "[agent][compress]") {
     rig r;
     std::vector<message> old;

@@ -887,3 +887,293 @@ TEST_CASE("anthropic: errors are typed like OpenAI's: too long, bad key (redacte
     CHECK_FALSE(e.ok);
     CHECK(e.error.find("Overloaded") != std::string::npos);
 }
+
+// ---- providers' quirks (issue: five behaviours the clients mishandled) ------------------------------------
+// Each case below failed before its fix.
+
+namespace {
+
+/// One streamed chunk: a delta, members of its choice (finish_reason), members of the chunk (usage).
+std::string chunk(std::string_view delta_json, std::string_view in_choice = "", std::string_view top = "") {
+    return "data: {\"id\":\"q\",\"choices\":[{\"index\":0,\"delta\":" + std::string(delta_json) + std::string(in_choice) + "}]" +
+           std::string(top) + "}\n\n";
+}
+
+ania::openai::client_options streaming(const scripted_server& s, capture_log log = {}) {
+    auto o = options(s, log);
+    o.stream = true;
+    return o;
+}
+
+} // namespace
+
+TEST_CASE("quirks: keep-alive events with empty data, and field-only events, are skipped, never parsed", "[openai][sse][quirks]") {
+    // A relay's keep-alives between the recorded stream's events: "data:", "data: ", "retry: 3000", "event:"
+    // alone, "event: ping" without data, a blank-only data line.
+    std::string stream;
+    const std::string_view keep_alives[] = {"data:\n\n", "data: \n\n", "retry: 3000\n\n", "event:\n\n", "event: ping\n\n",
+                                            "data:  \r\n\r\n", "id: 7\nretry: 10\n\n"};
+    std::size_t k = 0;
+    for (std::size_t at = 0, next; (next = recorded_stream.find("\n\n", at)) != std::string::npos; at = next + 2) {
+        stream += keep_alives[k++ % std::size(keep_alives)];
+        stream.append(recorded_stream, at, next + 2 - at);
+    }
+    stream.insert(0, "data:\n\n");
+    for (std::size_t split = 0; split <= stream.size(); split += 7) {
+        INFO("split at " << split);
+        check_recorded(decode(stream, split));
+    }
+    scripted_server s;
+    s.then_stream(stream, 5);
+    ania::openai::client llm(streaming(s));
+    const std::vector<message> msgs{message::user("hi")};
+    check_recorded(llm.complete(one_user(msgs)));
+
+    // Anthropic: the same keep-alives between its events.
+    std::string events;
+    for (std::size_t at = 0, next; (next = recorded_events.find("\n\n", at)) != std::string::npos; at = next + 2) {
+        events += "data: \n\n";
+        events.append(recorded_events, at, next + 2 - at);
+    }
+    scripted_server s3;
+    s3.then_stream(events, 11);
+    auto o = claude(s3);
+    o.stream = true;
+    ania::anthropic::client c(o);
+    check_events(c.complete(one_user(msgs)));
+}
+
+TEST_CASE("quirks: parallel tool calls all at index 0, told apart by id, ending with finish_reason stop", "[openai][sse][quirks]") {
+    // Ollama: each call whole in one chunk. LiteLLM / Gemini proxies: a call's id once, then argument pieces.
+    const std::string ollama = chunk(R"({"role":"assistant","content":"","tool_calls":[{"index":0,"id":"call_x","type":"function","function":{"name":"echo","arguments":"{\"x\":1}"}}]})") +
+                               chunk(R"({"tool_calls":[{"index":0,"id":"call_y","type":"function","function":{"name":"echo","arguments":"{\"x\":2}"}}]})") +
+                               chunk("{}", R"(,"finish_reason":"stop")") + "data: [DONE]\n\n";
+    const std::string pieces = chunk(R"({"tool_calls":[{"index":0,"id":"call_x","type":"function","function":{"name":"echo","arguments":""}}]})") +
+                               chunk(R"({"tool_calls":[{"index":0,"function":{"arguments":"{\"x\""}}]})") +
+                               chunk(R"({"tool_calls":[{"index":0,"function":{"arguments":":1}"}}]})") +
+                               chunk(R"({"tool_calls":[{"index":0,"id":"call_y","type":"function","function":{"name":"echo","arguments":"{\"x\":"}}]})") +
+                               chunk(R"({"tool_calls":[{"index":0,"id":"call_y","function":{"arguments":"2}"}}]})") +  // the id repeated: the same call
+                               chunk("{}", R"(,"finish_reason":"stop")") + "data: [DONE]\n\n";
+    for (const std::string& stream : {ollama, pieces}) {
+        for (std::size_t split = 0; split <= stream.size(); split += 13) {
+            const ania::completion c = decode(stream, split);
+            REQUIRE(c.ok);
+            REQUIRE(c.reply.tool_calls.size() == 2);
+            CHECK(c.reply.tool_calls[0].id == "call_x");
+            CHECK(c.reply.tool_calls[0].arguments == R"({"x":1})");
+            CHECK(c.reply.tool_calls[1].id == "call_y");
+            CHECK(c.reply.tool_calls[1].arguments == R"({"x":2})");
+            CHECK(c.finish_reason == "stop");
+        }
+    }
+    // The agent over the real streamed client runs both, although the finish_reason says "stop".
+    scripted_server s;
+    s.then_stream(ollama, 17);
+    s.then_stream(chunk(R"({"content":"两个都跑了"})", R"(,"finish_reason":"stop")", R"(,"usage":{"prompt_tokens":9,"completion_tokens":1,"total_tokens":10})") +
+                  "data: [DONE]\n\n");
+    ania::memory_store store;
+    ania::background_writer<ania::memory_store> writer(store);
+    auto seen = std::make_shared<std::vector<std::string>>();
+    std::vector<ania::tool> tools{{"echo", "echoes", json{{"type", "object"}}, [seen](std::string_view a) {
+                                       seen->emplace_back(a);
+                                       return "echo:" + std::string(a);
+                                   }}};
+    ania::basic_agent<http_traits> a(writer, {.client = ania::openai::client(streaming(s)), .tools = ania::tool_registry(tools)},
+                                     {.session = "f:1"});
+    const ania::chat_result r = a.chat("并行");
+    REQUIRE(r.ok());
+    CHECK(r.reply == "两个都跑了");
+    CHECK(*seen == std::vector<std::string>{R"({"x":1})", R"({"x":2})"});
+    const json second = json::parse(s.requests().at(1).body);
+    CHECK(second["messages"][2]["tool_call_id"] == "call_x");
+    CHECK(second["messages"][3]["tool_call_id"] == "call_y");
+}
+
+TEST_CASE("quirks: usage in choices[0].usage (Moonshot) and x_groq.usage (Groq); the top level wins", "[openai][sse][quirks]") {
+    const std::string moonshot = chunk(R"({"content":"好"})") +
+        "data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\",\"usage\":{\"prompt_tokens\":77,\"completion_tokens\":3,\"total_tokens\":80}}]}\n\n"
+        "data: [DONE]\n\n";
+    const std::string groq = chunk(R"({"content":"好"})") +
+        "data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}],\"x_groq\":{\"id\":\"r\",\"usage\":{\"prompt_tokens\":66,\"completion_tokens\":4,\"total_tokens\":70}}}\n\n"
+        "data: [DONE]\n\n";
+    const std::string both = chunk(R"({"content":"好"})") +
+        "data: {\"choices\":[],\"x_groq\":{\"usage\":{\"prompt_tokens\":1,\"completion_tokens\":1,\"total_tokens\":2}},\"usage\":{\"prompt_tokens\":55,\"completion_tokens\":5,\"total_tokens\":60}}\n\n"
+        "data: {\"choices\":[],\"x_groq\":{\"usage\":{\"prompt_tokens\":2,\"completion_tokens\":2,\"total_tokens\":4}}}\n\n"
+        "data: [DONE]\n\n";
+    scripted_server s;
+    for (const std::string* st : {&moonshot, &groq, &both}) s.then_stream(*st, 9);
+    s.then_json(200, R"({"choices":[{"index":0,"message":{"role":"assistant","content":"好"},"finish_reason":"stop","usage":{"prompt_tokens":44,"completion_tokens":2,"total_tokens":46}}]})");
+    ania::openai::client llm(streaming(s));
+    auto po = options(s);
+    ania::openai::client plain(po);
+    const std::vector<message> msgs{message::user("hi")};
+    for (const std::int64_t want : {77, 66, 55}) {
+        const ania::completion c = llm.complete(one_user(msgs));
+        REQUIRE(c.ok);
+        CHECK(c.reply.content == "好");
+        CHECK(c.used.prompt_tokens == std::optional<std::int64_t>(want));
+    }
+    const ania::completion c = plain.complete(one_user(msgs));
+    REQUIRE(c.ok);
+    CHECK(c.used.prompt_tokens == std::optional<std::int64_t>(44));
+
+    // The window gets the real context size from it (SPEC §1), not the estimate.
+    s.then_stream(moonshot, 9);
+    ania::memory_store store;
+    ania::background_writer<ania::memory_store> writer(store);
+    ania::basic_agent<http_traits> a(writer, {.client = ania::openai::client(streaming(s))}, {.session = "f:1"});
+    REQUIRE(a.chat("hi").ok());
+    CHECK(a.window().last_prompt_tokens() == 77);
+}
+
+TEST_CASE("quirks: 429 insufficient_quota is not retried and has its own kind; a rate limit still is", "[openai][errors][quirks]") {
+    const std::vector<message> msgs{message::user("hi")};
+    const char* quota_bodies[] = {
+        R"({"error":{"message":"You exceeded your current quota, please check your plan and billing details.","type":"insufficient_quota","param":null,"code":"insufficient_quota"}})",
+        R"({"error":{"message":"quota","type":"requests","code":"insufficient_quota"}})",
+        R"({"error":{"message":"You exceeded your current quota.","type":"insufficient_quota"}})",
+    };
+    for (const char* body : quota_bodies) {
+        for (const bool stream : {false, true}) {
+            scripted_server s;
+            s.otherwise([body](const httplib::Request&, httplib::Response& res) {
+                res.status = 429;
+                res.set_content(body, "application/json");
+            });
+            ania::openai::client llm(stream ? streaming(s) : options(s));
+            const ania::completion c = llm.complete(one_user(msgs));
+            CHECK_FALSE(c.ok);
+            CHECK(c.cause.kind == ania::failure_kind::quota_exceeded);
+            CHECK(c.cause.http_status == 429);
+            CHECK_FALSE(c.cause.retryable);
+            CHECK(c.cause.attempts == 1);
+            CHECK(s.count() == 1);
+            CHECK(ania::to_string(c.cause.kind) == "quota_exceeded");
+        }
+    }
+    // Anthropic's billing error, and its "credit balance is too low".
+    for (const char* body : {R"({"type":"error","error":{"type":"billing_error","message":"billing"}})",
+                             R"({"type":"error","error":{"type":"invalid_request_error","message":"Your credit balance is too low to access the Anthropic API."}})"}) {
+        scripted_server s;
+        s.otherwise([body](const httplib::Request&, httplib::Response& res) {
+            res.status = 400;
+            res.set_content(body, "application/json");
+        });
+        ania::anthropic::client c(claude(s));
+        const ania::completion r = c.complete(one_user(msgs));
+        CHECK(r.cause.kind == ania::failure_kind::quota_exceeded);
+        CHECK(s.count() == 1);
+    }
+    // The agent's turn says why, typed, after one request.
+    scripted_server s;
+    s.otherwise([&](const httplib::Request&, httplib::Response& res) {
+        res.status = 429;
+        res.set_content(quota_bodies[0], "application/json");
+    });
+    ania::memory_store store;
+    ania::background_writer<ania::memory_store> writer(store);
+    ania::basic_agent<http_traits> a(writer, {.client = ania::openai::client(options(s))}, {.session = "f:1"});
+    const ania::chat_result r = a.chat("hi");
+    CHECK(r.end == ania::turn_end::failed);
+    CHECK(r.failure.kind == ania::failure_kind::quota_exceeded);
+    CHECK_FALSE(r.failure.retryable);
+    CHECK(s.count() == 1);
+}
+
+TEST_CASE("quirks: an error inside a 200 stream is a server failure, retried while no text has been shown", "[anthropic][openai][errors][quirks]") {
+    const std::vector<message> msgs{message::user("hi")};
+    const std::string start = "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"usage\":{\"input_tokens\":3}}}\n\n";
+    const std::string overloaded = "event: error\ndata: {\"type\":\"error\",\"error\":{\"type\":\"overloaded_error\",\"message\":\"Overloaded\"}}\n\n";
+    const std::string text = "event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"text\",\"text\":\"\"}}\n\n"
+                             "event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"好\"}}\n\n";
+    const std::string end = "event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n";
+    {  // overloaded before any text: retried like a 529, then the answer
+        scripted_server s;
+        s.then_stream(start + overloaded);
+        s.then_stream(start + text + end);
+        auto o = claude(s);
+        o.stream = true;
+        std::string shown;
+        o.on_text = [&](std::string_view t) { shown += t; };
+        ania::anthropic::client c(o);
+        const ania::completion r = c.complete(one_user(msgs));
+        REQUIRE(r.ok);
+        CHECK(r.reply.content == "好");
+        CHECK(shown == "好");
+        CHECK(r.cause.attempts == 2);
+        CHECK(s.count() == 2);
+    }
+    {  // overloaded for good: typed server, retryable, after the retries
+        scripted_server s;
+        s.otherwise([&](const httplib::Request&, httplib::Response& res) { res.set_content(start + overloaded, "text/event-stream"); });
+        auto o = claude(s);
+        o.stream = true;
+        o.retry.max_retries = 2;
+        ania::anthropic::client c(o);
+        const ania::completion r = c.complete(one_user(msgs));
+        CHECK_FALSE(r.ok);
+        CHECK(r.cause.kind == ania::failure_kind::server);
+        CHECK(r.cause.retryable);
+        CHECK(r.cause.type == "overloaded_error");
+        CHECK(s.count() == 3);
+        CHECK(r.error.find("Overloaded") != std::string::npos);
+    }
+    {  // after text reached on_text: not retried (the user would see it twice), still typed server
+        scripted_server s;
+        s.then_stream(start + text + overloaded);
+        auto o = claude(s);
+        o.stream = true;
+        o.on_text = [](std::string_view) {};
+        ania::anthropic::client c(o);
+        const ania::completion r = c.complete(one_user(msgs));
+        CHECK_FALSE(r.ok);
+        CHECK(r.cause.kind == ania::failure_kind::server);
+        CHECK(s.count() == 1);
+    }
+    // OpenAI-compatible: OpenRouter's mid-stream error chunk (with finish_reason "error"), and a bare
+    // finish_reason "error"; a 200 plain body with an error member; all server, retried.
+    const std::string openrouter =
+        "data: {\"id\":\"o\",\"object\":\"chat.completion.chunk\",\"error\":{\"code\":502,\"message\":\"Provider disconnected\"},"
+        "\"choices\":[{\"index\":0,\"delta\":{\"content\":\"\"},\"finish_reason\":\"error\"}]}\n\n";
+    const std::string bare = "data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"error\"}]}\n\n";
+    for (const std::string* bad : {&openrouter, &bare}) {
+        scripted_server s;
+        s.then_stream(*bad);
+        s.then_stream(chunk(R"({"content":"ok"})") + "data: [DONE]\n\n");
+        ania::openai::client llm(streaming(s));
+        const ania::completion r = llm.complete(one_user(msgs));
+        REQUIRE(r.ok);
+        CHECK(r.reply.content == "ok");
+        CHECK(s.count() == 2);
+        scripted_server s2;
+        s2.otherwise([bad](const httplib::Request&, httplib::Response& res) { res.set_content(*bad, "text/event-stream"); });
+        auto o = streaming(s2);
+        o.retry.max_retries = 1;
+        const ania::completion f = ania::openai::client(o).complete(one_user(msgs));
+        CHECK_FALSE(f.ok);
+        CHECK(f.cause.kind == ania::failure_kind::server);
+        CHECK(f.cause.retryable);
+        CHECK(s2.count() == 2);
+    }
+    {
+        scripted_server s;
+        s.then_json(200, R"({"error":{"message":"upstream timed out","code":504}})");
+        s.then_json(200, answer("ok"));
+        ania::openai::client llm(options(s));
+        const ania::completion r = llm.complete(one_user(msgs));
+        REQUIRE(r.ok);
+        CHECK(s.count() == 2);
+    }
+    // The agent's turn says why, typed.
+    scripted_server s;
+    s.otherwise([&](const httplib::Request&, httplib::Response& res) { res.set_content(openrouter, "text/event-stream"); });
+    ania::memory_store store;
+    ania::background_writer<ania::memory_store> writer(store);
+    auto o = streaming(s);
+    o.retry.max_retries = 0;
+    ania::basic_agent<http_traits> a(writer, {.client = ania::openai::client(o)}, {.session = "f:1"});
+    const ania::chat_result r = a.chat("hi");
+    CHECK(r.end == ania::turn_end::failed);
+    CHECK(r.failure.kind == ania::failure_kind::server);
+    CHECK(s.count() == 1);
+}

@@ -207,6 +207,37 @@ TEST_CASE("with no recorded size (a restart, after a compression) the decision u
     CHECK_FALSE(empty.compression_due());
 }
 
+TEST_CASE("a fixed part over the threshold: compression waits until the history part passes its budget", "[window][fixed]") {
+    ania::token_window<> w({1000, 0.8, false});  // threshold 800
+    w.append(message::user("hi"));
+    w.set_overhead_tokens(700);
+    CHECK_FALSE(w.fixed_over_threshold());
+    CHECK(w.history_budget() == -1);
+    w.set_overhead_tokens(900);  // the base prompt and tools alone: over 800, under 1000
+    REQUIRE(w.fixed_over_threshold());
+    CHECK(w.fixed_tokens() == 900);
+    CHECK(w.history_budget() == 80);  // 0.8 x (1000 - 900): what keeps requests fitting the model
+    CHECK(w.context_tokens() > w.threshold());
+    CHECK_FALSE(w.compression_due());  // was due: a summary every turn that could not help
+    w.set_last_prompt_tokens(900 + 80);  // measured: the history part is at its budget
+    CHECK_FALSE(w.compression_due());
+    w.set_last_prompt_tokens(900 + 81);
+    CHECK(w.compression_due());
+    w.reset_last_prompt_tokens();  // on the estimate: grows with the history
+    while (w.estimated_tokens() - w.fixed_tokens() <= 80) {
+        CHECK_FALSE(w.compression_due());
+        w.append(message::assistant("一段回答"));
+    }
+    CHECK(w.compression_due());
+    // A fixed part that fills the model: nothing fits; the history is kept bounded at max - threshold.
+    w.set_overhead_tokens(1500);
+    CHECK(w.history_budget() == 200);
+    ania::token_window<> small({1000, 0.8, false});
+    small.set_overhead_tokens(1500);
+    small.append(message::user("hi"));
+    CHECK_FALSE(small.compression_due());
+}
+
 TEST_CASE("max_context_tokens <= 0 disables compression", "[window]") {
     for (const std::int64_t max : {0, -5}) {
         ania::token_window<> w({max, 0.8, false});

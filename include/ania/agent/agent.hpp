@@ -216,7 +216,8 @@ private:
     }
     template <class E>
     void emit(const E& e) noexcept {
-        if constexpr (!std::is_same_v<events_type, no_events>) notify("event sink", [&] { events_(e); });
+        if constexpr (!std::is_same_v<events_type, no_events> && std::is_invocable_v<events_type&, const E&>)
+            notify("event sink", [&] { events_(e); });
     }
 
     /// First use: load through the writer (queued writes are seen), repair, SessionStart, the base prompt.
@@ -252,6 +253,18 @@ private:
         std::int64_t raw = has_system() ? window_.counter().count(system_message()) : 0;
         if (!tools_.tools().empty()) raw += window_.counter().count(message::system(definitions_text(tools_.tools())));
         window_.set_overhead_tokens(raw);
+        const bool over = window_.fixed_over_threshold();
+        if (over && !fixed_over_) {  // said once, not every turn: a configuration to fix, not an incident
+            const fixed_context_event e{session_, window_.fixed_tokens(), window_.threshold(),
+                                        window_.options().max_context_tokens, window_.history_budget()};
+            log_to(log_sink_, log_level::warn,
+                   "the base prompt and tool schemas alone (~" + std::to_string(e.fixed_tokens) +
+                       " tokens) exceed the compression threshold (" + std::to_string(e.threshold) + " of " +
+                       std::to_string(e.max_context_tokens) + "): compressing cannot help; the history of " + session_ +
+                       " is compressed only past " + std::to_string(e.history_budget) + " tokens");
+            emit(e);
+        }
+        fixed_over_ = over;
     }
 
     void compress_if_due(chat_result& res, bool in_loop) {
@@ -508,6 +521,7 @@ private:
     std::vector<message> turn_;  // this turn, from its user message as sent; reused between turns
     std::size_t replies_ = 0;    // model replies in turn_
     bool started_ = false, aligned_ = false, tools_changed_ = true;
+    bool fixed_over_ = false;  // the fixed part was over the threshold at the last update_overhead (said once)
 };
 
 /// The default traits with a client (and a store): `ania::agent<my_client>`, `ania::agent<my_client, ania::sqlite_store>`.

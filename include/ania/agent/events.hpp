@@ -56,6 +56,18 @@ struct persistence_event {
     std::string_view error;
 };
 
+/// The base prompt and the tool schemas alone exceed the compression threshold (token_window::
+/// fixed_over_threshold): compressing the history cannot bring the context under it, so the window waits until
+/// the history part passes `history_budget`. Sent once per agent, and again only after it stopped being so.
+/// Optional for a sink: one that does not take it is not sent it.
+struct fixed_context_event {
+    std::string_view session;
+    std::int64_t fixed_tokens;        ///< the base prompt and tool schemas, estimated
+    std::int64_t threshold;           ///< ratio x max_context_tokens
+    std::int64_t max_context_tokens;
+    std::int64_t history_budget;      ///< what the history may grow to before a compression runs
+};
+
 /// The default sink: every event is dropped at compile time.
 struct no_events {
     template <class E>
@@ -67,8 +79,10 @@ struct event_functions {
     std::function<void(const compression_event&)> compression{};
     std::function<void(const repair_event&)> repair{};
     std::function<void(const persistence_event&)> persistence{};
+    std::function<void(const fixed_context_event&)> fixed_context{};
 
     void operator()(const compression_event& e) const { if (compression) compression(e); }
+    void operator()(const fixed_context_event& e) const { if (fixed_context) fixed_context(e); }
     void operator()(const repair_event& e) const { if (repair) repair(e); }
     void operator()(const persistence_event& e) const { if (persistence) persistence(e); }
 };

@@ -220,6 +220,7 @@ public:
 
     bool add(std::string_view data) {
         if (failed_) return false;
+        if (openai::detail::blank_data(data)) return true;  // a proxy's keep-alive
         json j;
         try {
             j = openai::detail::parse_body(data, limits_);

@@ -201,10 +201,31 @@ public:
         if (opt_.max_context_tokens <= 0) return -1;
         return static_cast<std::int64_t>(opt_.compress_ratio * static_cast<double>(opt_.max_context_tokens));
     }
-    /// True when context_tokens() exceeds the threshold and there is a history to compress (what the base
-    /// prompt and tools cost alone cannot be compressed away).
+    /// The fixed part of every request: the base prompt and the tool schemas (set_overhead_tokens), estimated.
+    [[nodiscard]] std::int64_t fixed_tokens() const noexcept { return scaled(overhead_); }
+    /// True when the fixed part alone exceeds the threshold: no compression of the history can bring the
+    /// context under it, so compressing at the threshold would pay a summary every turn for nothing.
+    [[nodiscard]] bool fixed_over_threshold() const noexcept {
+        const std::int64_t t = threshold();
+        return t >= 0 && fixed_tokens() > t;
+    }
+    /// While fixed_over_threshold(): the history part may grow to ratio x what the model has left beside the
+    /// fixed part (max_context_tokens - fixed), so that requests keep fitting the model; when the fixed part
+    /// alone fills the model (nothing can fit), to max_context_tokens - threshold, only to keep it bounded.
+    /// -1 otherwise (the threshold applies to the whole context, SPEC §1).
+    [[nodiscard]] std::int64_t history_budget() const noexcept {
+        if (!fixed_over_threshold()) return -1;
+        const std::int64_t left = opt_.max_context_tokens - fixed_tokens();
+        if (left > 0) return static_cast<std::int64_t>(opt_.compress_ratio * static_cast<double>(left));
+        return opt_.max_context_tokens - threshold();
+    }
+    /// True when there is a history to compress and context_tokens() exceeds the threshold, or, while the
+    /// fixed part alone is over the threshold, when the history part (the context less the fixed part) exceeds
+    /// history_budget(): compressing what cannot help waits until the history has grown.
     [[nodiscard]] bool compression_due() const noexcept {
-        return threshold() >= 0 && !empty() && context_tokens() > threshold();
+        if (threshold() < 0 || empty()) return false;
+        if (!fixed_over_threshold()) return context_tokens() > threshold();
+        return context_tokens() - fixed_tokens() > history_budget();
     }
 
     /// Dropped messages still held in storage (0 after a compaction): an observer for tests and tuning.

@@ -137,7 +137,9 @@ struct endpoint_call {
         const response r = post(pool, make(body, stop));
         if (r.result != outcome::done) return {transfer_failure(r, max_answer_bytes), r.retry_after, true};
         if (r.status < 200 || r.status >= 300) return {error_of(static_cast<int>(r.status), r.body), r.retry_after, true};
-        return {parse(r.body, answer_limits()), std::nullopt, false};
+        // A 2xx body may still hold a retryable error (a proxy's 200 with an `error` member): with_retries
+        // decides by its cause, as for an error status.
+        return {parse(r.body, answer_limits()), std::nullopt, true};
     }
 
     /// A streamed attempt: the body decoded as SSE into `acc` (add(data), failed(), finish() &&, on_text(f)),
@@ -156,6 +158,9 @@ struct endpoint_call {
         bool any_event = false;
         std::string head;
         const auto on_event = [&](const sse_event& ev) {
+            // A keep-alive ("data:" with nothing, as proxies and relays send) is no event of the answer: not
+            // parsed, and it does not stop a plain-JSON answer from being read as one.
+            if (ev.data.find_first_not_of(" \t\r\n") == std::string_view::npos) return;
             any_event = true;
             acc.add(ev.data);
         };
@@ -167,7 +172,9 @@ struct endpoint_call {
         const response r = post(pool, req);
         if (r.result == outcome::done && (r.status < 200 || r.status >= 300))
             return {error_of(static_cast<int>(r.status), r.body), r.retry_after, true};
-        if (acc.failed()) return {std::move(acc).finish(), std::nullopt, false};
+        // An error the server sent mid-stream (Anthropic's overloaded_error event, OpenRouter's error chunk) is
+        // retried like its HTTP status would be, unless text already reached the caller.
+        if (acc.failed()) return {std::move(acc).finish(), std::nullopt, !delivered};
         if (r.result != outcome::done) {
             completion c = transfer_failure(r, max_answer_bytes);
             if (any_event) c.error += " (mid-stream)";

@@ -94,10 +94,82 @@ namespace detail {
     return parse_json(fixed, limits);
 }
 
+/// The account is out of credit, not over a rate: OpenAI's insufficient_quota (a 429 that waiting never
+/// cures), its billing codes, Anthropic's billing_error and "credit balance is too low".
+[[nodiscard]] inline bool says_quota(std::string_view type, std::string_view code, std::string_view message) {
+    for (const std::string_view k : {"insufficient_quota", "billing_hard_limit_reached", "billing_not_active", "billing_error",
+                                     "quota_exceeded", "insufficient_balance"})
+        if (code == k || type == k) return true;
+    const std::string m = lower(message.substr(0, 4096));
+    return m.find("credit balance is too low") != std::string::npos || m.find("exceeded your current quota") != std::string::npos;
+}
+
+/// The HTTP status an error sent inside a 200 answer or stream stands for (an Anthropic `error` event, an
+/// OpenRouter mid-stream error, a proxy's 200 with an `error` member), from its numeric code or its type.
+/// An error the server does not explain is a server failure: it came from the server, not from a broken
+/// protocol, and another attempt may succeed.
+[[nodiscard]] inline int in_band_status(std::string_view type, std::string_view code) {
+    if (code.size() == 3 && std::all_of(code.begin(), code.end(), [](char c) { return c >= '0' && c <= '9'; })) {
+        const int n = (code[0] - '0') * 100 + (code[1] - '0') * 10 + (code[2] - '0');
+        if (n >= 400 && n <= 599) return n;
+    }
+    for (const std::string_view t : {type, code}) {
+        if (t == "rate_limit_error" || t == "rate_limit_exceeded" || t == "rate_limited") return 429;
+        if (t == "authentication_error" || t == "permission_error" || t == "invalid_api_key") return 401;
+        if (t == "invalid_request_error" || t == "not_found_error" || t == "request_too_large" || t == "bad_request") return 400;
+        if (t == "overloaded_error") return 529;
+    }
+    return 500;
+}
+
+/// Where providers put the usage: the top level (OpenAI; the last chunk with include_usage), the choice
+/// (Moonshot/Kimi's final chunk: choices[0].usage), Groq's x_groq.usage. The top level wins over the choice,
+/// the choice over x_groq; among equals the later one (a stream's running count ends with the total).
+struct usage_pick {
+    ania::usage used;
+    int rank = 0;
+
+    void offer(const json& j, json::const_iterator choices) {
+        if (const auto u = j.find("usage"); u != j.end() && u->is_object()) take(*u, 3);
+        if (rank <= 2 && choices != j.end() && choices->is_array() && !choices->empty() && (*choices)[0].is_object())
+            if (const auto u = (*choices)[0].find("usage"); u != (*choices)[0].end() && u->is_object()) take(*u, 2);
+        if (rank <= 1)
+            if (const auto g = j.find("x_groq"); g != j.end() && g->is_object())
+                if (const auto u = g->find("usage"); u != g->end() && u->is_object()) take(*u, 1);
+    }
+
+private:
+    void take(const json& u, int r) {
+        if (r < rank) return;
+        try {
+            used = usage_from_json(u);
+            rank = r;
+        } catch (const std::exception&) {  // a usage we cannot read is no usage, not a lost answer
+        }
+    }
+};
+
+/// finish_reason "error" (OpenRouter's mid-stream failure, sometimes without an `error` member): the
+/// provider gave up on the answer, a server failure another attempt may cure.
+[[nodiscard]] inline completion finished_with_error(const ania::usage& used) {
+    call_failure f;
+    f.kind = failure_kind::server;
+    f.http_status = 200;
+    f.retryable = true;
+    return completion::failure_of("HTTP 200 (an error inside the answer): the provider ended the answer with finish_reason \"error\"",
+                                  std::move(f), used);
+}
+
+/// Keep-alive data: empty or only blanks ("data:" or "data: " lines that proxies send). Never JSON.
+[[nodiscard]] inline bool blank_data(std::string_view data) noexcept {
+    return data.find_first_not_of(" \t\r\n") == std::string_view::npos;
+}
+
 } // namespace detail
 
 /// The typed failure and readable text of an error answer: the HTTP status and the provider's
-/// `{"error":{"message","type","code"}}` when the body has one (else the start of the body).
+/// `{"error":{"message","type","code"}}` when the body has one (else the start of the body). Status 2xx: an
+/// error inside an answer or a stream, typed by what it says (see detail::in_band_status).
 [[nodiscard]] inline completion error_answer(int status, std::string_view body, int attempts = 1) {
     call_failure f;
     f.http_status = status;
@@ -116,15 +188,21 @@ namespace detail {
     } catch (const std::exception&) {
         message = text::repair_utf8(text::truncate_runes(body, 300));
     }
-    if (status == 429) f.kind = failure_kind::rate_limited;
-    else if (status >= 500) f.kind = failure_kind::server;
-    else if (status == 401 || status == 403) f.kind = failure_kind::auth;
-    else if (status >= 400) f.kind = failure_kind::bad_request;
+    const int as = status >= 200 && status < 300 ? detail::in_band_status(f.type, f.code) : status;
+    if (as == 429) f.kind = failure_kind::rate_limited;
+    else if (as >= 500) f.kind = failure_kind::server;
+    else if (as == 401 || as == 403) f.kind = failure_kind::auth;
+    else if (as >= 400) f.kind = failure_kind::bad_request;
     else f.kind = failure_kind::malformed;
-    if ((status == 400 || status == 413 || status == 422 || status == 0) && detail::says_context_length(f.code, message))
+    if ((as == 400 || as == 413 || as == 422 || as == 0) && detail::says_context_length(f.code, message))
         f.kind = failure_kind::context_length_exceeded;
-    f.retryable = status == 429 || status >= 500;
+    f.retryable = as == 429 || as >= 500;
+    if (as >= 400 && detail::says_quota(f.type, f.code, message)) {
+        f.kind = failure_kind::quota_exceeded;
+        f.retryable = false;
+    }
     std::string why = "HTTP " + std::to_string(status);
+    if (status >= 200 && status < 300) why += " (an error inside the answer)";
     if (!f.type.empty()) why += " " + f.type;
     if (!f.code.empty()) why += " (" + f.code + ")";
     if (!message.empty()) why += ": " + std::string(text::truncate_runes(message, 500));
@@ -156,12 +234,10 @@ namespace detail {
     }
     if (!j.is_object()) return malformed_answer("not a JSON object");
     if (j.contains("error") && !j["error"].is_null()) return error_answer(200, body);
-    ania::usage used;
-    try {
-        if (const auto u = j.find("usage"); u != j.end() && u->is_object()) used = usage_from_json(*u);
-    } catch (const std::exception&) {  // a usage we cannot read is no usage, not a lost answer
-    }
     const auto ch = j.find("choices");
+    detail::usage_pick pick;
+    pick.offer(j, ch);
+    const ania::usage used = pick.used;
     if (ch == j.end() || !ch->is_array() || ch->empty() || !(*ch)[0].is_object())
         return completion::failure_of("malformed answer: no choice", malformed_failure(), used);
     const json& choice = (*ch)[0];
@@ -176,6 +252,7 @@ namespace detail {
     }
     c.reply.role = role::assistant;
     c.finish_reason = detail::string_member(choice, "finish_reason");
+    if (c.finish_reason == "error") return detail::finished_with_error(used);
     return c;
 }
 
@@ -190,6 +267,7 @@ public:
     /// a chunk that is not JSON): `finish()` then reports why.
     bool add(std::string_view data) {
         if (failed_) return false;
+        if (detail::blank_data(data)) return true;  // a proxy's keep-alive
         if (data == "[DONE]") {
             done_ = true;
             return true;
@@ -202,20 +280,18 @@ public:
         }
         if (!j.is_object()) return fail(malformed_answer("a stream chunk is not a JSON object"));
         if (const auto e = j.find("error"); e != j.end() && !e->is_null()) return fail(error_answer(200, data));
-        if (const auto u = j.find("usage"); u != j.end() && u->is_object()) {
-            try {
-                used_ = usage_from_json(*u);
-            } catch (const std::exception&) {
-            }
-        }
         const auto ch = j.find("choices");
+        usage_.offer(j, ch);
         if (ch == j.end() || !ch->is_array()) return true;
         for (const json& choice : *ch) {
             if (!choice.is_object()) continue;
             if (const auto idx = choice.find("index"); idx != choice.end() && idx->is_number_integer() && idx->get<std::int64_t>() != 0)
                 continue;  // n > 1: ania asks for one choice and keeps the first
             saw_choice_ = true;
-            if (const auto fr = choice.find("finish_reason"); fr != choice.end() && fr->is_string()) finish_ = fr->get<std::string>();
+            if (const auto fr = choice.find("finish_reason"); fr != choice.end() && fr->is_string()) {
+                finish_ = fr->get<std::string>();
+                if (finish_ == "error") return fail(detail::finished_with_error(usage_.used));
+            }
             const auto d = choice.find("delta");
             if (d == choice.end() || !d->is_object()) continue;
             if (const auto c = d->find("content"); c != d->end() && c->is_string()) {
@@ -239,23 +315,23 @@ public:
 
     [[nodiscard]] bool done() const noexcept { return done_; }
     [[nodiscard]] bool failed() const noexcept { return failed_; }
-    [[nodiscard]] const ania::usage& usage() const noexcept { return used_; }
+    [[nodiscard]] const ania::usage& usage() const noexcept { return usage_.used; }
 
     /// The answer. A stream that ended without [DONE] still yields what arrived if it has a choice (some
     /// servers close without it); without any choice it is malformed.
     [[nodiscard]] completion finish() && {
         if (failed_) {
-            failure_.used = used_;
+            failure_.used = usage_.used;
             return std::move(failure_);
         }
-        if (!saw_choice_) return completion::failure_of("malformed answer: the stream had no choice", malformed_failure(), used_);
+        if (!saw_choice_) return completion::failure_of("malformed answer: the stream had no choice", malformed_failure(), usage_.used);
         message m;
         m.role = role::assistant;
         if (has_content_ || calls_.empty()) m.content = std::move(content_);
         if (!has_content_ && !calls_.empty()) m.form = content_form::null;
         if (has_reasoning_) m.reasoning_content = std::move(reasoning_);
         m.tool_calls = std::move(calls_);
-        completion c = completion::success(std::move(m), used_);
+        completion c = completion::success(std::move(m), usage_.used);
         c.finish_reason = std::move(finish_);
         return c;
     }
@@ -267,24 +343,34 @@ private:
         return false;
     }
 
+    std::size_t new_call(std::int64_t index) {
+        const std::size_t at = calls_.size();
+        calls_.emplace_back();
+        positions_.insert_or_assign(index, at);
+        return at;
+    }
+
     void add_call(const json& call) {
         if (!call.is_object()) return;
         std::int64_t index = static_cast<std::int64_t>(calls_.size());  // no index: a new call (some servers omit it)
         if (const auto i = call.find("index"); i != call.end() && i->is_number_integer()) index = i->get<std::int64_t>();
+        std::string_view id;
+        if (const auto i = call.find("id"); i != call.end() && i->is_string()) id = i->get_ref<const std::string&>();
         std::size_t at;
         if (index == last_index_ && !calls_.empty()) {
             at = last_pos_;  // the common case: the pieces of one call in a row
         } else if (const auto f = positions_.find(index); f != positions_.end()) {
             at = f->second;
         } else {
-            at = calls_.size();
-            calls_.emplace_back();
-            positions_.emplace(index, at);
+            at = new_call(index);
         }
+        // Another id at an index in use is another call: Ollama, LiteLLM and Gemini proxies send every
+        // parallel call with index 0, told apart only by id. Pieces without an id go to the newest call there.
+        if (!id.empty() && !calls_[at].id.empty() && calls_[at].id != id) at = new_call(index);
         last_index_ = index;
         last_pos_ = at;
         tool_call& t = calls_[at];
-        if (const auto id = call.find("id"); id != call.end() && id->is_string() && t.id.empty()) t.id = id->get<std::string>();
+        if (!id.empty() && t.id.empty()) t.id = id;
         if (const auto ty = call.find("type"); ty != call.end() && ty->is_string()) t.type = ty->get<std::string>();
         if (const auto fn = call.find("function"); fn != call.end() && fn->is_object()) {
             if (const auto n = fn->find("name"); n != fn->end() && n->is_string()) {
@@ -301,7 +387,7 @@ private:
     std::unordered_map<std::int64_t, std::size_t> positions_;
     std::int64_t last_index_ = -1;
     std::size_t last_pos_ = 0;
-    ania::usage used_;
+    detail::usage_pick usage_;
     completion failure_;
     std::function<void(std::string_view)> on_text_;
     bool has_content_ = false, has_reasoning_ = false, saw_choice_ = false, done_ = false, failed_ = false;
