@@ -16,6 +16,7 @@ namespace ania {
 #if !ANIA_HEADER_ONLY
 config load_config(const json& j) { return load_config<config>(j); }
 config parse_config(std::string_view text) { return parse_config<config>(text); }
+config load_config_file(const std::string& path) { return load_config_file<config>(path); }
 json to_json(const config& c) { return detail::write_config_value(c); }
 #endif
 

@@ -137,6 +137,7 @@ inline void validate(const config& c) {
 }
 
 /// Loading: `load_config(j)` (a JSON object), `parse_config(text)` (parsed within the default parse_limits),
+/// `load_config_file(path)` (a file's text; errors start with the path),
 /// `to_json(cfg)` (every key with its value, in declaration order: what load_config reads back unchanged).
 /// Keys that are absent keep their defaults. An unknown key or a wrong type is an ania::error (invalid_config)
 /// that names the key and, for unknown keys, lists the valid ones; the result is validate()d. A section of your
@@ -147,6 +148,7 @@ inline void validate(const config& c) {
 #if !ANIA_HEADER_ONLY
 [[nodiscard]] config load_config(const json& j);
 [[nodiscard]] config parse_config(std::string_view text);
+[[nodiscard]] config load_config_file(const std::string& path);
 [[nodiscard]] json to_json(const config& c);
 #endif
 

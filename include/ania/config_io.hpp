@@ -7,7 +7,9 @@
 
 #include <cmath>
 #include <cstdint>
+#include <fstream>
 #include <optional>
+#include <sstream>
 #include <string>
 #include <string_view>
 #include <type_traits>
@@ -154,6 +156,21 @@ template <reflectable T = config>
 template <reflectable T = config>
 [[nodiscard]] T parse_config(std::string_view text) {
     return load_config<T>(parse_json(text));
+}
+
+/// parse_config<T> over a file's text. A file that cannot be read, or whose text is not a valid
+/// configuration, is an ania::error (invalid_config) whose text starts with the path.
+template <reflectable T = config>
+[[nodiscard]] T load_config_file(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) throw error(errc::invalid_config, path + ": cannot be read");
+    std::ostringstream text;
+    text << in.rdbuf();
+    try {
+        return parse_config<T>(text.str());
+    } catch (const error& e) {
+        throw error(e.code(), path + ": " + e.what());
+    }
 }
 
 /// Every key of a reflectable section with its value, in declaration order.

@@ -133,6 +133,12 @@ struct respond_result {
     bool tell_queued = false;        ///< queued, and the first message queued behind this reply: tell the user once
     std::size_t dropped = 0;         ///< messages this submission pushed out of a full queue
     std::vector<user_input> handed_over{};  ///< elsewhere: this message and any queued behind it, to forward
+
+    /// The reply of the last turn this call ran (empty when it ran none, or the last one did not reply).
+    [[nodiscard]] const std::string& reply() const noexcept {
+        static const std::string none;
+        return turns.empty() ? none : turns.back().reply;
+    }
 };
 
 /// Counters since construction.
