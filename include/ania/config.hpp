@@ -39,8 +39,8 @@ struct llm_config {
 };
 
 /// `compressor.*`: the cheaper OpenAI-compatible model that writes summaries; an empty model means none is
-/// configured and the main model is reused (SPEC §1). Parsed and validated; no shipped part reads it yet
-/// (the model clients will): today you build the compression client and pass it to default_compressor.
+/// configured and the main model is reused (SPEC §1). basic_bot builds the compression client from it
+/// (openai::compression_options); with basic_agent alone, pass that client as parts::compression_client.
 struct compressor_config {
     std::string base_url;
     std::string api_key;
@@ -67,8 +67,8 @@ struct session_config {
 struct memory_config {
     std::int64_t max_entries = defaults::memory_max_entries;      ///< per scope; then memory_save answers "memory full"
     std::int64_t max_content_runes = defaults::memory_max_content_runes; ///< one entry's content is cut to this many code points
-    /// Prepend relevant memories to the user message: set agent_options::auto_inject to memory::inject_block
-    /// when it is true (the example does).
+    /// Prepend relevant memories of the session's scope to the user message, for that request only: basic_bot
+    /// does; with basic_agent alone, set agent_options::auto_inject to memory::inject_block (the quickstart does).
     bool auto_inject = false;
     std::int64_t inject_entries = defaults::memory_inject_entries;     ///< the auto-inject block holds at most this many entries
     std::int64_t inject_runes = defaults::memory_inject_runes;     ///< ... and about this many runes
@@ -82,7 +82,8 @@ struct memory_config {
 };
 
 /// `ocr.*` (SPEC §5): the fallback vision model when the main one is not multimodal. The original's
-/// default is SiliconFlow's Qwen3-VL; the key must still be given. Parsed; no shipped part reads it yet.
+/// default is SiliconFlow's Qwen3-VL; the key must still be given. basic_bot builds the vision client from it
+/// when `multimodal` is false and api_key is set (openai::vision_options); else images become markers.
 struct ocr_config {
     std::string base_url{defaults::ocr_base_url};
     std::string api_key;
