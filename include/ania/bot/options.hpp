@@ -26,7 +26,7 @@ struct bot_options {
     std::string database{};
     std::vector<tool> tools{};    ///< every session's tools, beside the memory tools bound to its scope
     hook_set hooks{};             ///< every session's hooks (copied into each)
-    /// Every line of every part (store, writer, memory, clients, sessions, agents): one sink.
+    /// Every line of every part (store, writer, memory, clients, sessions, agents): one sink (empty: silent).
     log_sink log = stderr_log_sink();
     /// Every turn a session ran, on the thread that ran it (e.g. to send the reply to the chat).
     std::function<void(std::string_view session, const chat_result&)> on_reply{};
