@@ -21,6 +21,7 @@
 #include <vector>
 
 #include <ania/concepts.hpp>
+#include <ania/http/sse.hpp>
 #include <ania/json.hpp>
 #include <ania/message.hpp>
 #include <ania/openai/wire.hpp>
@@ -220,7 +221,7 @@ public:
 
     bool add(std::string_view data) {
         if (failed_) return false;
-        if (openai::detail::blank_data(data)) return true;  // a proxy's keep-alive
+        if (http::is_keep_alive(data)) return true;
         json j;
         try {
             j = openai::detail::parse_body(data, limits_);

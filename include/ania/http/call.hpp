@@ -160,7 +160,7 @@ struct endpoint_call {
         const auto on_event = [&](const sse_event& ev) {
             // A keep-alive ("data:" with nothing, as proxies and relays send) is no event of the answer: not
             // parsed, and it does not stop a plain-JSON answer from being read as one.
-            if (ev.data.find_first_not_of(" \t\r\n") == std::string_view::npos) return;
+            if (is_keep_alive(ev.data)) return;
             any_event = true;
             acc.add(ev.data);
         };

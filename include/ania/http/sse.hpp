@@ -20,6 +20,12 @@ struct sse_event {
     std::string_view data;
 };
 
+/// A keep-alive's data: empty or only blanks ("data:" or "data: " lines that proxies and relays send). The
+/// SSE spec dispatches such an event; no model protocol gives it a meaning, so it is never parsed.
+[[nodiscard]] inline bool is_keep_alive(std::string_view data) noexcept {
+    return data.find_first_not_of(" \t\r\n") == std::string_view::npos;
+}
+
 /// Feed bytes in any pieces; `on_event(const sse_event&)` is called for each complete event, in order.
 /// Linear in the bytes fed, whatever the chunking: a partial line is scanned once, not again at each feed.
 /// A line longer than `max_line` bytes fails the stream (feed returns false) instead of growing without bound.

@@ -15,6 +15,7 @@
 
 #include <ania/concepts.hpp>
 #include <ania/error.hpp>
+#include <ania/http/sse.hpp>
 #include <ania/json.hpp>
 #include <ania/json_writer.hpp>
 #include <ania/message.hpp>
@@ -160,11 +161,6 @@ private:
                                   std::move(f), used);
 }
 
-/// Keep-alive data: empty or only blanks ("data:" or "data: " lines that proxies send). Never JSON.
-[[nodiscard]] inline bool blank_data(std::string_view data) noexcept {
-    return data.find_first_not_of(" \t\r\n") == std::string_view::npos;
-}
-
 } // namespace detail
 
 /// The typed failure and readable text of an error answer: the HTTP status and the provider's
@@ -267,7 +263,7 @@ public:
     /// a chunk that is not JSON): `finish()` then reports why.
     bool add(std::string_view data) {
         if (failed_) return false;
-        if (detail::blank_data(data)) return true;  // a proxy's keep-alive
+        if (http::is_keep_alive(data)) return true;
         if (data == "[DONE]") {
             done_ = true;
             return true;
