@@ -30,12 +30,12 @@ void agent_turn(benchmark::State& state, const char* data) {
     const auto lines = ania_test::load_lines(data);
     std::vector<ania::message> history;
     for (std::size_t i = 1; i < lines.size(); ++i) history.push_back(ania::parse_message(lines[i]));
-    ania::memory_store store;
+    ania::ram_store store;
     store.append("g:1", history);
-    ania::background_writer<ania::memory_store> writer(store);
-    ania::agent_options opt{.session = "g:1", .system_prompt = ania::parse_message(lines[0]).content};
+    ania::background_writer<ania::ram_store> writer(store);
+    ania::agent_options opt{.system_prompt = ania::parse_message(lines[0]).content};
     opt.window.max_context_tokens = 0;  // no compression: the figure is the turn, not a summary
-    ania::agent<instant_client> agent(writer, {.client = {}}, opt);
+    ania::agent<instant_client> agent(writer, {.client = {}}, "g:1", opt);
     benchmark::DoNotOptimize(agent.window().size());  // the load, outside the loop
     for (auto _ : state) {
         ania::chat_result r = agent.chat("[nickname:小明 id:qq:1] 今天的会议几点开始？");
@@ -54,7 +54,7 @@ void bot_respond(benchmark::State& state, const char* data) {
     cfg.max_context_tokens = 0;  // no compression, as above
     ania::bot_options opt{.system_prompt = ania::parse_message(lines[0]).content, .log = {}};
     opt.adjust_sessions = [](ania::session_options& s) { s.janitor = false; };
-    ania::basic_bot<ania::bot_traits<instant_client, ania::memory_store>> bot(cfg, std::move(opt), {.client = {}});
+    ania::basic_bot<ania::bot_traits<instant_client, ania::ram_store>> bot(cfg, std::move(opt), {.client = {}});
     bot.store().append("g:1", history);
     benchmark::DoNotOptimize(bot.respond("g:1", "你好"));  // the load, outside the loop
     for (auto _ : state) {

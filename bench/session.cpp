@@ -2,7 +2,7 @@
 // and a janitor tick over 10,000 sessions that evicts nothing (none: the policy's prescreen sees that nothing
 // can be idle; none_scan: a policy without one, every session looked at) / evicts all but the 128 most recent
 // (the agents' destruction included: janitor_tick/10k/lru128_destroy_only measures that part alone).
-// The agents are real (memory_store history, a SCRIPTED client that is never called here).
+// The agents are real (ram_store history, a SCRIPTED client that is never called here).
 #include <benchmark/benchmark.h>
 
 #include <memory>
@@ -32,11 +32,11 @@ struct always_scan {
     }
 };
 
-template <class Eviction = agent_t::eviction_type>
+template <class Eviction = ania::idle_then_lru>
 struct world {
     using cache_t = ania::session_cache<agent_t, Eviction, ania::manual_clock>;
-    ania::memory_store store;
-    ania::background_writer<ania::memory_store> writer{store};
+    ania::ram_store store;
+    ania::background_writer<ania::ram_store> writer{store};
     ania::manual_clock clock;
     std::shared_ptr<const ania::agent_options> bot = std::make_shared<const ania::agent_options>();  // shared by every session, as the README's
     std::unique_ptr<cache_t> cache;
@@ -103,8 +103,8 @@ BENCHMARK(tick_lru)->Name("janitor_tick/10k/lru128")->Unit(benchmark::kMicroseco
 
 // The destruction part of lru128 alone: 9,872 agents like those the tick drops.
 void destroy_only(benchmark::State& state) {
-    ania::memory_store store;
-    ania::background_writer<ania::memory_store> writer(store);
+    ania::ram_store store;
+    ania::background_writer<ania::ram_store> writer(store);
     const auto bot = std::make_shared<const ania::agent_options>();
     for (auto _ : state) {
         state.PauseTiming();

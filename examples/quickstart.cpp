@@ -114,7 +114,6 @@ int main(int argc, char** argv) {
     const auto group = ania::memory::scope::from(session);
 
     ania::agent_options opt = ania::from_config<ania::agent_options>(cfg);
-    opt.session = session;
     opt.system_prompt = "你是 Ania，一个群聊机器人。回答要简洁。";
     if (cfg.memory.auto_inject)  // SPEC §2: for this request only, never into the window or the store
         opt.auto_inject = [&](std::string_view, std::string_view text) {
@@ -133,7 +132,7 @@ int main(int argc, char** argv) {
                    .tools = ania::tool_registry(ania::memory::make_tools(memory, group)),
                    .hooks = std::move(hooks),
                    .events = {.compression = print_compression}},
-                  std::move(opt));
+                  session, std::move(opt));
 
     // Restart: the first use loads what an earlier run stored (through the writer, repaired). No request has
     // measured it yet: the first turn's compression check decides on the estimate.

@@ -10,7 +10,7 @@
 #include <ania/agent/tool_registry-inl.hpp>
 #include <ania/compressor/llm_summary-inl.hpp>
 #include <ania/compressor/truncate_oldest_half-inl.hpp>
-#include <ania/config-inl.hpp>
+#include <ania/config/io-inl.hpp>
 #include <ania/context/maybe_compress-inl.hpp>
 #include <ania/context/token_counter-inl.hpp>
 #include <ania/history/persist-inl.hpp>
@@ -25,7 +25,7 @@
 #include <ania/memory/tokenize-inl.hpp>
 #include <ania/memory/tools-inl.hpp>
 #include <ania/session/eviction-inl.hpp>
-#include <ania/store/memory_store-inl.hpp>
+#include <ania/store/ram_store-inl.hpp>
 #include <ania/text/shared_text-inl.hpp>
 #include <ania/tool-inl.hpp>
 #include <ania/transcript-inl.hpp>
@@ -33,7 +33,7 @@
 namespace ania {
 
 template class token_window<char_class_counter>;
-template class background_writer<memory_store>;
+template class background_writer<ram_store>;
 
 namespace memory {
 template class basic_manager<default_memory_traits>;

@@ -18,7 +18,7 @@
 #include <ania/transcript.hpp>
 #include <ania/config.hpp>
 #include <ania/concepts.hpp>
-#include <ania/store/memory_store.hpp>
+#include <ania/store/ram_store.hpp>
 #include <ania/history/persist.hpp>
 #include <ania/history/background_writer.hpp>
 #include <ania/context/token_counter.hpp>

@@ -19,7 +19,6 @@
 #include <string_view>
 #include <vector>
 
-#include <boost/hana/concept/struct.hpp>
 
 #include <ania/defaults.hpp>
 
@@ -333,11 +332,6 @@ template <class P>
 concept prescreening_eviction_policy = eviction_policy<P> && requires(const P& p, std::size_t resident, std::int64_t oldest, std::int64_t now) {
     { p.may_select(resident, oldest, now) } -> std::convertible_to<bool>;
 };
-
-/// True for types whose members Hana can enumerate (BOOST_HANA_ADAPT_STRUCT / BOOST_HANA_DEFINE_STRUCT): the
-/// config sections, or a user's own section read by load_config.
-template <class T>
-concept reflectable = boost::hana::Struct<T>::value;
 
 // ---- archetypes ----------------------------------------------------------------------------------------
 

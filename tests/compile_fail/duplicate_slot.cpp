@@ -5,6 +5,6 @@
 struct client {
     ania::completion complete(const ania::chat_request&);
 };
-using my_agent = ania::agent_of<ania::slot::client<client>, ania::slot::store<ania::memory_store>,
-                                ania::slot::store<ania::memory_store>>;
+using my_agent = ania::agent_of<ania::slot::client<client>, ania::slot::store<ania::ram_store>,
+                                ania::slot::store<ania::ram_store>>;
 int main() { return sizeof(my_agent) > 0 ? 0 : 1; }

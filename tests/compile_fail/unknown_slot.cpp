@@ -5,5 +5,5 @@
 struct client {
     ania::completion complete(const ania::chat_request&);
 };
-using my_agent = ania::agent_of<ania::slot::client<client>, ania::memory_store>;
+using my_agent = ania::agent_of<ania::slot::client<client>, ania::ram_store>;
 int main() { return sizeof(my_agent) > 0 ? 0 : 1; }

@@ -21,9 +21,8 @@ int main() {
     ania::memory::sqlite_manager memory(memories, ania::from_config<ania::memory::manager_options>(cfg));
     const auto group = ania::memory::scope::from("g:1");
     ania::agent_options opt = ania::from_config<ania::agent_options>(cfg);
-    opt.session = "g:1";
     ania::basic_agent<bot_traits> bot(writer, {.client = client{}, .tools = ania::tool_registry(ania::memory::make_tools(memory, group))},
-                                      std::move(opt));
+                                      "g:1", std::move(opt));
     const ania::chat_result r = bot.chat("hi");
     return r.ok() ? 1 : 0;  // the client always fails: a failed turn is the expected end (also run as a test)
 }

@@ -40,17 +40,17 @@ using test_agent = ania::basic_agent<test_traits>;
 
 /// A store, its writer, the scripted model and the agent's parts.
 struct rig {
-    ania::memory_store store;
-    ania::background_writer<ania::memory_store> writer{store};
+    ania::ram_store store;
+    ania::background_writer<ania::ram_store> writer{store};
     scripted_client model;
     capture_log log;
     recorded_events events;
     ania::hook_set hooks;
     std::vector<ania::tool> tools;  // the static tools of the agent
 
-    test_agent make(ania::agent_options opt = {}) {
-        if (opt.session.empty()) opt.session = "g:1";
-        return test_agent(writer, {.client = model, .tools = ania::tool_registry(tools), .hooks = hooks, .events = events, .log = log}, std::move(opt));
+    test_agent make(ania::agent_options opt = {}, std::string session = "g:1") {
+        return test_agent(writer, {.client = model, .tools = ania::tool_registry(tools), .hooks = hooks, .events = events, .log = log},
+                          std::move(session), std::move(opt));
     }
     std::vector<ania::message> stored(std::string_view session = "g:1") {
         writer.flush();

@@ -40,7 +40,7 @@ std::string image_data_uri(char c) { return std::string("data:image/png;base64,"
 TEST_CASE("a plain turn: base prompt, user message, reply; both copies committed", "[agent]") {
     rig r;
     r.model.reply("你好！");
-    auto a = r.make({.session = "g:1", .system_prompt = "你是 Ania。"});
+    auto a = r.make({.system_prompt = "你是 Ania。"});
     const ania::chat_result res = a.chat("[nickname:小明] 你好");
     REQUIRE(res.ok());
     CHECK(res.reply == "你好！");
@@ -61,7 +61,7 @@ TEST_CASE("injections, auto-inject and UserPromptSubmit context are sent, never 
     rig r;
     r.model.reply("ok").reply("ok again");
     r.hooks.on_user_prompt_submit([](const ania::user_prompt_event& e) { return ania::prompt_decision::allow("[hook] saw " + std::string(e.text)); });
-    auto opt = ania::agent_options{.session = "g:1"};
+    ania::agent_options opt;
     opt.auto_inject = [](std::string_view, std::string_view text) { return "[memory] about " + std::string(text); };
     auto a = r.make(opt);
     const auto res = a.chat("hello", {.injections = {"[knowledge] snippet"}});
@@ -207,7 +207,7 @@ TEST_CASE("SessionStart context joins the base prompt of every request of the se
         return std::string("今天是星期二。");
     });
     r.model.reply("a").reply("b");
-    auto a = r.make({.session = "g:1", .system_prompt = "你是 Ania。"});
+    auto a = r.make({.system_prompt = "你是 Ania。"});
     REQUIRE(a.chat("1").ok());
     REQUIRE(a.chat("2").ok());
     CHECK(fired == 1);
@@ -219,7 +219,7 @@ TEST_CASE("a bot's sessions share one agent_options: each has its own key, histo
     rig r;
     r.hooks.on_session_start([](const ania::session_start_event& e) { return "会话 " + std::string(e.session); });
     r.model.reply("a").reply("b").reply("c");
-    const auto shared = std::make_shared<const ania::agent_options>(ania::agent_options{.session = "ignored", .system_prompt = "你是 Ania。"});
+    const auto shared = std::make_shared<const ania::agent_options>(ania::agent_options{.system_prompt = "你是 Ania。"});
     const test_agent::parts parts{.client = r.model, .hooks = r.hooks, .events = r.events, .log = r.log};
     test_agent one(r.writer, parts, shared, "g:1");
     test_agent two(r.writer, parts, shared, "f:2");
@@ -239,12 +239,10 @@ TEST_CASE("a bot's sessions share one agent_options: each has its own key, histo
     CHECK(sent[2].size() == 4);  // g:1's own history: 1, a, then 3
     CHECK(r.stored("g:1") == std::vector<message>{message::user("1"), message::assistant("a"), message::user("3"), message::assistant("c")});
     CHECK(r.stored("f:2") == std::vector<message>{message::user("2"), message::assistant("b")});
-    CHECK(r.stored("ignored").empty());
 
-    // Options of its own (the other constructor): its key is theirs.
-    test_agent own(r.writer, parts, ania::agent_options{.session = "g:3"});
+    // Options of its own (the other constructor).
+    test_agent own(r.writer, parts, "g:3");
     CHECK(own.session() == "g:3");
-    CHECK(own.options().session == "g:3");
     CHECK(own.shared_options().use_count() == 1);
     // No base prompt, no context: no system message at all.
     r.model.reply("d");
@@ -285,7 +283,7 @@ TEST_CASE("max_iterations ends a tool loop that never answers", "[agent][tools]"
     rig r;
     r.tools.push_back(echo_tool());
     for (int i = 0; i < 10; ++i) r.model.calls({{"echo", "{}"}});
-    auto a = r.make({.session = "g:1", .max_iterations = 3});
+    auto a = r.make({.max_iterations = 3});
     const auto res = a.chat("loop");
     CHECK(res.end == ania::turn_end::max_iterations);
     CHECK(res.stats.iterations == 3);
@@ -303,7 +301,7 @@ TEST_CASE("too many calls in one reply: the excess is answered, not run", "[agen
     std::vector<std::pair<std::string, std::string>> many;
     for (int i = 0; i < 300; ++i) many.emplace_back("echo", "{}");
     r.model.calls(many).reply("ok");
-    auto opt = ania::agent_options{.session = "g:1"};
+    ania::agent_options opt;
     opt.max_tool_calls_per_reply = 10;
     auto a = r.make(opt);
     REQUIRE(a.chat("x").ok());
@@ -364,7 +362,7 @@ TEST_CASE("compression triggered by reported usage, with PreCompact and an event
     r.model.reply("one", {900, 10, 910, {}});  // 900 > 0.8 x 1000
     r.model.reply("摘要内容");                   // the compression request
     r.model.reply("two");
-    auto a = r.make({.session = "g:1", .window = {.max_context_tokens = 1000}});
+    auto a = r.make({.window = {.max_context_tokens = 1000}});
     REQUIRE(a.chat("first").ok());
     CHECK(a.window().last_prompt_tokens() == 900);
     const auto res = a.chat("second");
@@ -427,9 +425,9 @@ TEST_CASE("a base prompt over the threshold: said once, and no compression while
     const ania::char_class_counter count;
     while (count.count(message::system(prompt)) < 1650) prompt += "你是 Ania，一个很有耐心的助手。";
     model.st->system = prompt;
-    const ania::agent_options opt{.session = "g:1", .system_prompt = prompt, .window = {.max_context_tokens = 2000}};  // threshold 1600
+    const ania::agent_options opt{.system_prompt = prompt, .window = {.max_context_tokens = 2000}};  // threshold 1600
     ania::basic_agent<measured_traits> a(r.writer, {.client = model, .tools = ania::tool_registry(std::vector<ania::tool>{echo_tool()}),
-                                                    .events = r.events, .log = r.log}, opt);
+                                                    .events = r.events, .log = r.log}, "g:1", opt);
     for (int i = 0; i < 6; ++i) {
         const auto res = a.chat("嗯");
         REQUIRE(res.ok());
@@ -472,7 +470,7 @@ TEST_CASE("a restart with an over-budget history compresses on the estimate befo
     }
     r.store.append("g:1", old);
     r.model.reply("旧对话的摘要").reply("hi");
-    auto a = r.make({.session = "g:1", .window = {.max_context_tokens = 300}});
+    auto a = r.make({.window = {.max_context_tokens = 300}});
     const auto res = a.chat("新消息");
     REQUIRE(res.ok());
     CHECK(res.compression.status == ania::compress_status::compressed);
@@ -493,7 +491,7 @@ TEST_CASE("a compression failure mid-conversation falls back to truncation throu
     r.model.reply("big", {950, 10, 960, {}});
     r.model.fail("compression model down");
     r.model.reply("after");
-    auto a = r.make({.session = "g:1", .window = {.max_context_tokens = 1000}});
+    auto a = r.make({.window = {.max_context_tokens = 1000}});
     for (int i = 0; i < 4; ++i) REQUIRE(a.chat("turn " + std::to_string(i)).ok());
     CHECK(a.window().size() == 8);
     const auto res = a.chat("next");
@@ -550,7 +548,7 @@ TEST_CASE("a store that fails to load: the conversation goes on in memory, with 
     scripted_client model;
     model.reply("still here");
     recorded_events ev;
-    ania::basic_agent<traits> a(w, {.client = model, .events = ev}, {.session = "g:1"});
+    ania::basic_agent<traits> a(w, {.client = model, .events = ev}, "g:1");
     CHECK(a.chat("x").ok());
     REQUIRE(ev.persistence->size() == 1);
     CHECK(ev.persistence->front().find("disk on fire") != std::string::npos);
@@ -560,7 +558,7 @@ TEST_CASE("multimodal: user images in the window, markers in the store, also aft
     rig r;
     const std::string img = image_data_uri('A');
     r.model.reply("a cat", {900, 10, 910, {}}).reply("summary").reply("ok");
-    auto a = r.make({.session = "g:1", .window = {.max_context_tokens = 1000, .compress_ratio = 0.8}});
+    auto a = r.make({.window = {.max_context_tokens = 1000, .compress_ratio = 0.8}});
     REQUIRE(a.chat(ania::user_input("看这张图", {img})).ok());
     const message& sent = r.model.requests()[0].back();
     REQUIRE(sent.form == ania::content_form::parts);
@@ -571,14 +569,14 @@ TEST_CASE("multimodal: user images in the window, markers in the store, also aft
     CHECK(stored[0].text().find(ania::image_marker_for(img)) != std::string::npos);
     // A summary that keeps the newest turn verbatim: the window keeps that turn's image, the replace writes
     // the new history with a marker.
-    ania::memory_store s2;
-    ania::background_writer<ania::memory_store> w2(s2);
+    ania::ram_store s2;
+    ania::background_writer<ania::ram_store> w2(s2);
     scripted_client m2;
     m2.reply("1", {10, 1, 11, {}}).reply("2", {950, 1, 951, {}}).reply("summary of the older turn").reply("3");
     ania::summary_options keep_one;
     keep_one.keep_last_turns = 1;
     ania::basic_agent<test_traits> b(w2, {.client = m2, .compressor = ania::default_compressor<scripted_client>(m2, keep_one)},
-                                     {.session = "g:2", .window = {.max_context_tokens = 1000}});
+                                     "g:2", {.window = {.max_context_tokens = 1000}});
     REQUIRE(b.chat("older").ok());
     REQUIRE(b.chat(ania::user_input("图", {img})).ok());
     REQUIRE(b.chat("third").ok());  // compresses first: [summary, the image turn]
@@ -625,7 +623,7 @@ TEST_CASE("describe_images: the main model reads descriptions; an image seen aga
     r.tools.push_back(shot);
     r.model.reply("橘猫很可爱").calls({{"screenshot", "{}"}}).reply("图表显示上升").reply("还是那只猫");
     ania::basic_agent<vision_traits> a(r.writer, {.client = r.model, .images = ania::describe_images<scripted_client>(vision), .tools = ania::tool_registry(r.tools)},
-                                       {.session = "g:1"});
+                                       "g:1");
     REQUIRE(a.chat(ania::user_input("这是什么", {cat})).ok());
     const message& sent = r.model.requests()[0].back();
     CHECK(sent.form == ania::content_form::text);
@@ -671,7 +669,7 @@ TEST_CASE("the agent types: traits, named slots, aliases, and the concepts of th
     STATIC_REQUIRE(std::is_same_v<by_slots::client_type, scripted_client>);
     STATIC_REQUIRE(std::is_same_v<by_slots::hooks_type, ania::no_hooks>);
     STATIC_REQUIRE(std::is_same_v<by_slots::compressor_type, ania::truncate_oldest_half>);
-    STATIC_REQUIRE(std::is_same_v<by_slots::store_type, ania::memory_store>);  // the default
+    STATIC_REQUIRE(std::is_same_v<by_slots::store_type, ania::ram_store>);  // the default
     STATIC_REQUIRE(std::is_same_v<ania::agent<scripted_client>::compressor_type, ania::default_compressor<scripted_client>>);
     STATIC_REQUIRE(std::is_same_v<ania::slot_traits<>::log, ania::default_agent_traits::log>);
     // Stateless policies cost no space: the same agent with no_hooks and no_events is smaller by the hook set.
@@ -713,7 +711,7 @@ TEST_CASE("check_inside_tool_loop: a long tool loop compresses the history betwe
     r.model.calls({{"echo", "{}"}}, {500, 1, 501, {}});  // 500 + the round > 0.8 x 600
     r.model.reply("summary of a and b");
     r.model.reply("done", {200, 1, 201, {}});
-    auto opt = ania::agent_options{.session = "g:1", .window = {.max_context_tokens = 600}};
+    auto opt = ania::agent_options{.window = {.max_context_tokens = 600}};
     opt.window.check_inside_tool_loop = true;
     auto a = r.make(opt);
     REQUIRE(a.chat("1").ok());
@@ -732,15 +730,15 @@ TEST_CASE("check_inside_tool_loop: a long tool loop compresses the history betwe
 }
 
 TEST_CASE("a cut is written as drop_front through the writer when the store holds exactly the window", "[agent][compress][persist]") {
-    struct counting_store : ania::memory_store {
+    struct counting_store : ania::ram_store {
         std::shared_ptr<std::atomic<int>> drops = std::make_shared<std::atomic<int>>(0), replaces = std::make_shared<std::atomic<int>>(0);
         void drop_front(std::string_view s, std::size_t k) {
             ++*drops;
-            memory_store::drop_front(s, k);
+            ram_store::drop_front(s, k);
         }
         void replace(std::string_view s, std::span<const message> m) {
             ++*replaces;
-            memory_store::replace(s, m);
+            ram_store::replace(s, m);
         }
     };
     struct cut_traits : test_traits {
@@ -753,7 +751,7 @@ TEST_CASE("a cut is written as drop_front through the writer when the store hold
     scripted_client m;
     for (int i = 0; i < 3; ++i) m.reply("r" + std::to_string(i), {100, 1, 101, {}});
     m.reply("big", {900, 1, 901, {}}).reply("after");
-    ania::basic_agent<cut_traits> a(w, {.client = m}, {.session = "g:1", .window = {.max_context_tokens = 1000}});
+    ania::basic_agent<cut_traits> a(w, {.client = m}, "g:1", {.window = {.max_context_tokens = 1000}});
     for (int i = 0; i < 4; ++i) REQUIRE(a.chat("t" + std::to_string(i)).ok());
     REQUIRE(a.chat("next").ok());
     w.flush();

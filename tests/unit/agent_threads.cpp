@@ -40,8 +40,8 @@ TEST_CASE("a /stop from another thread while the client is waiting ends the turn
 
 
 TEST_CASE("agents of different sessions on one writer, from several threads at once", "[agent][threads]") {
-    ania::memory_store store;
-    ania::background_writer<ania::memory_store> writer(store);
+    ania::ram_store store;
+    ania::background_writer<ania::ram_store> writer(store);
     constexpr int sessions = 4, turns = 50;
     std::vector<std::thread> threads;
     std::vector<std::vector<message>> windows(sessions);
@@ -50,7 +50,7 @@ TEST_CASE("agents of different sessions on one writer, from several threads at o
         threads.emplace_back([&, s] {
             scripted_client model;
             model.otherwise("ok " + std::to_string(s));
-            ania::basic_agent<test_traits> a(writer, {.client = model}, {.session = "g:" + std::to_string(s)});
+            ania::basic_agent<test_traits> a(writer, {.client = model}, "g:" + std::to_string(s));
             for (int t = 0; t < turns; ++t) replied[s] += a.chat("turn " + std::to_string(t)).ok();
             windows[s].assign(a.window().messages().begin(), a.window().messages().end());
         });

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include <ania/ania.hpp>
+#include <ania/config/clients.hpp>
 #include <ania/openai/client.hpp>
 #include <ania/openai/embedder.hpp>
 
@@ -548,11 +549,11 @@ TEST_CASE("agent over the real client: tool calls over several rounds against th
     s.then_json(200, call_answer("call_1", "echo", R"({"x":1})"));
     s.then_json(200, call_answer("call_2", "echo", R"({"x":2})"));
     s.then_json(200, answer("两次都好了"));
-    ania::memory_store store;
-    ania::background_writer<ania::memory_store> writer(store);
+    ania::ram_store store;
+    ania::background_writer<ania::ram_store> writer(store);
     std::vector<ania::tool> tools{{"echo", "echoes", json{{"type", "object"}}, [](std::string_view a) { return "echo:" + std::string(a); }}};
     ania::basic_agent<http_traits> a(writer, {.client = ania::openai::client(options(s)), .tools = ania::tool_registry(tools)},
-                                     {.session = "f:1", .system_prompt = "你是 Ania。"});
+                                     "f:1", {.system_prompt = "你是 Ania。"});
     const ania::chat_result r = a.chat("跑两次");
     REQUIRE(r.ok());
     CHECK(r.reply == "两次都好了");
@@ -574,7 +575,7 @@ TEST_CASE("agent over the real client: tool calls over several rounds against th
 
 TEST_CASE("agent over the real client: context length exceeded compresses the history and retries once", "[openai][agent]") {
     scripted_server s;
-    ania::memory_store store;
+    ania::ram_store store;
     {  // a history to compress: six turns written before
         std::vector<message> h;
         for (int i = 0; i < 6; ++i) {
@@ -583,11 +584,11 @@ TEST_CASE("agent over the real client: context length exceeded compresses the hi
         }
         store.append("f:1", h);
     }
-    ania::background_writer<ania::memory_store> writer(store);
+    ania::background_writer<ania::ram_store> writer(store);
     struct cut_traits : http_traits {
         using compressor = ania::truncate_oldest_half;
     };
-    ania::basic_agent<cut_traits> a(writer, {.client = ania::openai::client(options(s))}, {.session = "f:1"});
+    ania::basic_agent<cut_traits> a(writer, {.client = ania::openai::client(options(s))}, "f:1");
     s.then_json(400, R"({"error":{"message":"maximum context length exceeded","code":"context_length_exceeded"}})");
     s.then_json(200, answer("短一点就好了"));
     const ania::chat_result r = a.chat("还记得吗");
@@ -621,16 +622,16 @@ TEST_CASE("config: llm.* reaches the client options; compressor.* and ocr.* lie 
     CHECK(o.retry.max_retries == 4);
     CHECK_FALSE(o.messages.include_reasoning);
     CHECK(o.extra["temperature"] == 0.2);
-    const auto comp = ania::openai::compression_options(c);
+    const auto comp = ania::from_config<ania::openai::client_options>(c, ania::model_role::compression);
     CHECK(comp.model == "small");
     CHECK(comp.api_key == "k1");  // compressor.api_key empty: llm's
     CHECK(comp.base_url == "http://h/v1");
-    const auto vis = ania::openai::vision_options(c);
+    const auto vis = ania::from_config<ania::openai::client_options>(c, ania::model_role::vision);
     CHECK(vis.api_key == "k2");
     CHECK(vis.model == ania::config{}.ocr.model);
     CHECK_FALSE(vis.stream);
     const ania::config none = ania::parse_config(R"({"llm":{"model":"big"}})");
-    CHECK(ania::openai::compression_options(none).model == "big");  // no compressor.model: the main client
+    CHECK(ania::from_config<ania::openai::client_options>(none, ania::model_role::compression).model == "big");  // no compressor.model: the main client
     CHECK_THROWS_WITH(ania::parse_config(R"({"llm":{"extra":[1]}})"), Catch::Contains("llm.extra"));
     CHECK_THROWS_WITH(ania::parse_config(R"({"llm":{"max_retries":-1}})"), Catch::Contains("llm.max_retries"));
 }
@@ -971,15 +972,15 @@ TEST_CASE("quirks: parallel tool calls all at index 0, told apart by id, ending 
     s.then_stream(ollama, 17);
     s.then_stream(chunk(R"({"content":"两个都跑了"})", R"(,"finish_reason":"stop")", R"(,"usage":{"prompt_tokens":9,"completion_tokens":1,"total_tokens":10})") +
                   "data: [DONE]\n\n");
-    ania::memory_store store;
-    ania::background_writer<ania::memory_store> writer(store);
+    ania::ram_store store;
+    ania::background_writer<ania::ram_store> writer(store);
     auto seen = std::make_shared<std::vector<std::string>>();
     std::vector<ania::tool> tools{{"echo", "echoes", json{{"type", "object"}}, [seen](std::string_view a) {
                                        seen->emplace_back(a);
                                        return "echo:" + std::string(a);
                                    }}};
     ania::basic_agent<http_traits> a(writer, {.client = ania::openai::client(streaming(s)), .tools = ania::tool_registry(tools)},
-                                     {.session = "f:1"});
+                                     "f:1");
     const ania::chat_result r = a.chat("并行");
     REQUIRE(r.ok());
     CHECK(r.reply == "两个都跑了");
@@ -1019,9 +1020,9 @@ TEST_CASE("quirks: usage in choices[0].usage (Moonshot) and x_groq.usage (Groq);
 
     // The window gets the real context size from it (SPEC §1), not the estimate.
     s.then_stream(moonshot, 9);
-    ania::memory_store store;
-    ania::background_writer<ania::memory_store> writer(store);
-    ania::basic_agent<http_traits> a(writer, {.client = ania::openai::client(streaming(s))}, {.session = "f:1"});
+    ania::ram_store store;
+    ania::background_writer<ania::ram_store> writer(store);
+    ania::basic_agent<http_traits> a(writer, {.client = ania::openai::client(streaming(s))}, "f:1");
     REQUIRE(a.chat("hi").ok());
     CHECK(a.window().last_prompt_tokens() == 77);
 }
@@ -1070,9 +1071,9 @@ TEST_CASE("quirks: 429 insufficient_quota is not retried and has its own kind; a
         res.status = 429;
         res.set_content(quota_bodies[0], "application/json");
     });
-    ania::memory_store store;
-    ania::background_writer<ania::memory_store> writer(store);
-    ania::basic_agent<http_traits> a(writer, {.client = ania::openai::client(options(s))}, {.session = "f:1"});
+    ania::ram_store store;
+    ania::background_writer<ania::ram_store> writer(store);
+    ania::basic_agent<http_traits> a(writer, {.client = ania::openai::client(options(s))}, "f:1");
     const ania::chat_result r = a.chat("hi");
     CHECK(r.end == ania::turn_end::failed);
     CHECK(r.failure.kind == ania::failure_kind::quota_exceeded);
@@ -1167,11 +1168,11 @@ TEST_CASE("quirks: an error inside a 200 stream is a server failure, retried whi
     // The agent's turn says why, typed.
     scripted_server s;
     s.otherwise([&](const httplib::Request&, httplib::Response& res) { res.set_content(openrouter, "text/event-stream"); });
-    ania::memory_store store;
-    ania::background_writer<ania::memory_store> writer(store);
+    ania::ram_store store;
+    ania::background_writer<ania::ram_store> writer(store);
     auto o = streaming(s);
     o.retry.max_retries = 0;
-    ania::basic_agent<http_traits> a(writer, {.client = ania::openai::client(o)}, {.session = "f:1"});
+    ania::basic_agent<http_traits> a(writer, {.client = ania::openai::client(o)}, "f:1");
     const ania::chat_result r = a.chat("hi");
     CHECK(r.end == ania::turn_end::failed);
     CHECK(r.failure.kind == ania::failure_kind::server);

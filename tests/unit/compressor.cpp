@@ -15,7 +15,7 @@
 #include <ania/history/background_writer.hpp>
 #include <ania/history/persist.hpp>
 #include <ania/json.hpp>
-#include <ania/store/memory_store.hpp>
+#include <ania/store/ram_store.hpp>
 
 #include "bench_data.hpp"
 #include "scripted_client.hpp"
@@ -40,8 +40,8 @@ std::vector<message> load_history(const char* name) {
     return out;
 }
 
-ania::compress_hooks quiet_hooks(std::vector<std::string>* logged = nullptr) {
-    ania::compress_hooks h;
+ania::compress_options quiet_hooks(std::vector<std::string>* logged = nullptr) {
+    ania::compress_options h;
     h.log = [logged](ania::log_level, std::string_view t) { if (logged) logged->emplace_back(t); };
     return h;
 }
@@ -315,7 +315,7 @@ TEST_CASE("maybe_compress: the hook fires once, before; usage counted, not an it
     std::vector<message> h;
     for (int i = 0; i < 20; ++i) h.push_back(i % 2 ? message::assistant("a" + std::to_string(i)) : message::user("u" + std::to_string(i)));
     w.append(h);
-    ania::memory_store store;
+    ania::ram_store store;
     store.append("g:1", h);
     scripted_client client;
     client.reply("摘要", {700, 30, 730, {}});
@@ -384,7 +384,7 @@ TEST_CASE("maybe_compress: a bare compressor's failure keeps the history; store 
     CHECK(w.size() == 2);
     CHECK(w.last_prompt_tokens() == 500);  // still due: the next round tries again
 
-    struct failing_store : ania::memory_store {
+    struct failing_store : ania::ram_store {
         void replace(std::string_view, std::span<const message>) { throw ania::error(ania::errc::store_error, "disk full"); }
     } broken;
     ania::truncate_oldest_half trunc;
@@ -395,20 +395,20 @@ TEST_CASE("maybe_compress: a bare compressor's failure keeps the history; store 
 }
 
 namespace {
-/// A memory_store that records which writes it was given.
-struct recording_store : ania::memory_store {
+/// A ram_store that records which writes it was given.
+struct recording_store : ania::ram_store {
     std::vector<std::string> calls;
     void append(std::string_view s, std::span<const message> m) {
         calls.push_back("append");
-        ania::memory_store::append(s, m);
+        ania::ram_store::append(s, m);
     }
     void replace(std::string_view s, std::span<const message> m) {
         calls.push_back("replace");
-        ania::memory_store::replace(s, m);
+        ania::ram_store::replace(s, m);
     }
     void drop_front(std::string_view s, std::size_t k) {
         calls.push_back("drop_front " + std::to_string(k));
-        ania::memory_store::drop_front(s, k);
+        ania::ram_store::drop_front(s, k);
     }
 };
 static_assert(ania::prefix_dropping_store<recording_store>);
@@ -481,10 +481,10 @@ TEST_CASE("maybe_compress: the window keeps images, the replaced stored copy hol
         ania::token_window<> w({100, 0.8, false});
         w.append(h);
         w.set_last_prompt_tokens(1000);
-        ania::memory_store store;
+        ania::ram_store store;
         ania::turn_stats stats;
         if (through_writer) {
-            ania::background_writer<ania::memory_store> writer(store);
+            ania::background_writer<ania::ram_store> writer(store);
             ania::maybe_compress(w, comp, writer, "s", stats, quiet_hooks());
             writer.flush();
         } else {
@@ -498,9 +498,9 @@ TEST_CASE("maybe_compress: the window keeps images, the replaced stored copy hol
         expect_markers(stored);
     }
     // The writer degrades whatever reaches it, an append too.
-    ania::memory_store store;
+    ania::ram_store store;
     {
-        ania::background_writer<ania::memory_store> writer(store);
+        ania::background_writer<ania::ram_store> writer(store);
         writer.append("t", std::vector<message>{pic});
     }
     const auto t = store.load("t");
@@ -517,7 +517,7 @@ TEST_CASE("a restart with an over-budget history compresses before the first req
         if (llm_works) client.otherwise("summary");
         ania::default_compressor<scripted_client> comp(client);
         ania::token_window<> w({1000, 0.8, false});
-        ania::memory_store store;
+        ania::ram_store store;
         store.append("s", stored);
         w.assign(ania::load_history(store, "s"));
         REQUIRE(w.last_prompt_tokens() == 0);  // nothing measured since the restart
@@ -588,7 +588,7 @@ TEST_CASE("convergence: rounds over an over-budget history end under budget with
         ania::token_window<> w({2000, 0.8, false});
         w.append(random_history(rng, 60 + static_cast<std::size_t>(scenario) * 5));
         REQUIRE(ania::is_valid_transcript(w.messages()));
-        ania::memory_store store;
+        ania::ram_store store;
         store.replace("s", w.messages());
         ania::turn_stats none;  // a server that never reports usage: the window's estimate decides
         none.record_call({});

@@ -17,7 +17,7 @@
 #include <ania/compressor/with_fallback.hpp>
 #include <ania/concepts.hpp>
 #include <ania/config.hpp>
-#include <ania/config_io.hpp>  // reflectable_archetype
+#include <ania/config/io.hpp>  // reflectable_archetype
 #include <ania/context/maybe_compress.hpp>
 #include <ania/context/token_counter.hpp>
 #include <ania/context/token_window.hpp>
@@ -27,7 +27,7 @@
 #include <ania/memory/ram_backend.hpp>
 #include <ania/memory/similarity.hpp>
 #include <ania/memory/tokenize.hpp>
-#include <ania/store/memory_store.hpp>
+#include <ania/store/ram_store.hpp>
 
 namespace {
 
@@ -160,9 +160,9 @@ TEST_CASE("every contract rejects its near miss and accepts its archetype", "[co
 }
 
 TEST_CASE("the shipped policies model their contracts", "[concepts]") {
-    STATIC_REQUIRE(ania::prefix_dropping_store<ania::memory_store>);
+    STATIC_REQUIRE(ania::prefix_dropping_store<ania::ram_store>);
     STATIC_REQUIRE(ania::history_store<ania::null_store>);
-    STATIC_REQUIRE(ania::prefix_dropping_store<ania::background_writer<ania::memory_store>>);
+    STATIC_REQUIRE(ania::prefix_dropping_store<ania::background_writer<ania::ram_store>>);
     STATIC_REQUIRE(ania::compressor<ania::truncate_oldest_half>);
     STATIC_REQUIRE(ania::compressor<ania::budget_trim<>>);
     STATIC_REQUIRE(ania::memory::memory_backend<ania::memory::ram_backend>);
@@ -250,7 +250,6 @@ struct archetype_agent_traits {
     using events = event_sink_archetype;
     using log = log_policy_archetype;
     using clock = agent_clock_archetype;
-    using eviction = eviction_policy_archetype;
 };
 struct archetype_store_agent_traits : archetype_agent_traits {
     using store = prefix_dropping_store_archetype;
@@ -272,7 +271,7 @@ template class ania::memory::basic_manager<ania::memory::archetype_traits>;
 template class ania::memory::basic_manager<ania::memory::versioned_archetype_traits>;
 template ania::compress_report ania::maybe_compress(ania::token_window<ania::token_counter_archetype>&, ania::compressor_archetype&,
                                                     ania::history_store_archetype&, std::string_view, ania::turn_stats&,
-                                                    const ania::compress_hooks&);
+                                                    const ania::compress_options&);
 template ania::compress_report ania::maybe_compress(ania::token_window<ania::token_counter_archetype>&, ania::compressor_archetype&,
                                                     ania::prefix_dropping_store_archetype&, std::string_view, ania::turn_stats&,
-                                                    const ania::compress_hooks&);
+                                                    const ania::compress_options&);

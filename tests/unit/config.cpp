@@ -2,7 +2,7 @@
 #include <catch2/catch.hpp>
 
 #include <ania/config.hpp>
-#include <ania/config_io.hpp>  // load_config<section> for sections of its own; the JSON API
+#include <ania/config/io.hpp>  // load_config<section> for sections of its own; the JSON API
 
 TEST_CASE("defaults are the spec's", "[config]") {
     const ania::config c;

@@ -50,11 +50,11 @@ TEST_CASE("80,000 tool calls in one reply, half without ids, and a 10 MB argumen
     auto script = std::make_shared<std::vector<ania::completion>>();
     script->push_back(ania::completion::success(message::assistant("done")));
     script->push_back(ania::completion::success(message::assistant_calls(std::move(cs))));
-    ania::memory_store store;
-    ania::background_writer<ania::memory_store> writer(store);
+    ania::ram_store store;
+    ania::background_writer<ania::ram_store> writer(store);
     ania::basic_agent<dos_traits> agent(writer, {.client = {script}, .tools = ania::tool_registry(std::vector<ania::tool>{
                                                      {"echo", "", ania::json::object(), [](std::string_view a) { return std::string(a); }}})},
-                                        {.session = "g:1"});
+                                        "g:1");
     const ania::chat_result r = agent.chat("go");
     REQUIRE(r.ok());
     CHECK(r.ids_assigned == 79999);  // every call but the first "dup"

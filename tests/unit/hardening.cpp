@@ -132,7 +132,7 @@ TEST_CASE("a row with an out-of-range number is skipped and logged; a compressio
     w.set_last_prompt_tokens(1000);
     ania::truncate_oldest_half trunc;
     ania::turn_stats stats;
-    ania::compress_hooks hooks;
+    ania::compress_options hooks;
     hooks.log = [](ania::log_level, std::string_view) {};
     REQUIRE(ania::maybe_compress(w, trunc, store, "s", stats, hooks).status == ania::compress_status::compressed);
     CHECK(store.load("s") == std::vector<message>(w.messages().begin(), w.messages().end()));

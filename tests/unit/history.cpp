@@ -10,7 +10,7 @@
 #include <ania/history/background_writer.hpp>
 #include <ania/history/persist.hpp>
 #include <ania/json.hpp>
-#include <ania/store/memory_store.hpp>
+#include <ania/store/ram_store.hpp>
 
 using ania::message;
 
@@ -105,7 +105,7 @@ TEST_CASE("an incomplete turn is stored repaired, never with unanswered calls", 
 }
 
 TEST_CASE("load_history repairs what it loads and survives a failing store", "[history][persist]") {
-    ania::memory_store store;
+    ania::ram_store store;
     store.append("s", std::vector<message>{message::tool_result("gone", "orphan"), message::user("u")});
     std::vector<std::string> logged;
     const ania::log_sink sink = [&](ania::log_level, std::string_view t) { logged.emplace_back(t); };
@@ -113,23 +113,23 @@ TEST_CASE("load_history repairs what it loads and survives a failing store", "[h
     REQUIRE(h.size() == 1);
     CHECK(h[0] == message::user("u"));
     CHECK(logged.size() == 1);
-    struct failing : ania::memory_store {
+    struct failing : ania::ram_store {
         std::vector<message> load(std::string_view) const { throw ania::error(ania::errc::store_error, "disk I/O error"); }
     } broken;
     CHECK(ania::load_history(broken, "s", sink).empty());
     CHECK(logged.back().find("disk I/O error") != std::string::npos);
 }
 
-static_assert(ania::history_store<ania::background_writer<ania::memory_store>>);
-static_assert(ania::prefix_dropping_store<ania::background_writer<ania::memory_store>>);
+static_assert(ania::history_store<ania::background_writer<ania::ram_store>>);
+static_assert(ania::prefix_dropping_store<ania::background_writer<ania::ram_store>>);
 static_assert(!ania::prefix_dropping_store<ania::background_writer<ania::null_store>>);  // only when the store can
 
 TEST_CASE("background writer: drop_front is queued behind the appends before it", "[history][writer]") {
-    struct gated : ania::memory_store {
+    struct gated : ania::ram_store {
         std::atomic<bool> open{false};
         void append(std::string_view s, std::span<const message> m) {
             while (!open) std::this_thread::sleep_for(std::chrono::milliseconds(1));
-            ania::memory_store::append(s, m);
+            ania::ram_store::append(s, m);
         }
     } store;
     ania::background_writer<gated> w(store);
@@ -141,10 +141,10 @@ TEST_CASE("background writer: drop_front is queued behind the appends before it"
 }
 
 TEST_CASE("background writer: it is a history store, so maybe_compress's replace queues behind pending appends", "[history][writer]") {
-    struct slow : ania::memory_store {
+    struct slow : ania::ram_store {
         void append(std::string_view s, std::span<const message> m) {
             std::this_thread::sleep_for(std::chrono::milliseconds(20));
-            ania::memory_store::append(s, m);
+            ania::ram_store::append(s, m);
         }
     } store;
     ania::background_writer<slow> w(store);
@@ -155,9 +155,9 @@ TEST_CASE("background writer: it is a history store, so maybe_compress's replace
 }
 
 TEST_CASE("background writer: order per session, flush, and drain on destruction", "[history][writer]") {
-    ania::memory_store store;
+    ania::ram_store store;
     {
-        ania::background_writer<ania::memory_store> w(store);
+        ania::background_writer<ania::ram_store> w(store);
         for (int i = 0; i < 200; ++i) {
             w.append("a", {message::user("a" + std::to_string(i))});
             w.append("b", {message::user("b" + std::to_string(i))});
@@ -176,11 +176,11 @@ TEST_CASE("background writer: order per session, flush, and drain on destruction
 }
 
 TEST_CASE("background writer: failures are logged and counted, later writes still happen", "[history][writer]") {
-    struct flaky : ania::memory_store {
+    struct flaky : ania::ram_store {
         std::atomic<int> calls{0};
         void append(std::string_view s, std::span<const message> m) {
             if (calls++ == 1) throw ania::error(ania::errc::store_error, "database or disk is full");
-            ania::memory_store::append(s, m);
+            ania::ram_store::append(s, m);
         }
     } store;
     std::vector<std::string> logged;
@@ -199,11 +199,11 @@ TEST_CASE("background writer: failures are logged and counted, later writes stil
 }
 
 TEST_CASE("background writer: a full queue blocks the producer until there is room", "[history][writer]") {
-    struct slow : ania::memory_store {
+    struct slow : ania::ram_store {
         std::atomic<bool> open{false};
         void append(std::string_view s, std::span<const message> m) {
             while (!open) std::this_thread::sleep_for(std::chrono::milliseconds(1));
-            ania::memory_store::append(s, m);
+            ania::ram_store::append(s, m);
         }
     } store;
     ania::background_writer_options opt;
@@ -229,12 +229,12 @@ TEST_CASE("background writer: a full queue blocks the producer until there is ro
 }
 
 TEST_CASE("background writer: a request cancelled right after its turn still has the turn persisted", "[history][writer]") {
-    struct gated : ania::memory_store {  // writes only once the test opens the gate
+    struct gated : ania::ram_store {  // writes only once the test opens the gate
         std::atomic<bool> open{false};
         std::atomic<int> writes{0};
         void append(std::string_view s, std::span<const message> m) {
             while (!open) std::this_thread::sleep_for(std::chrono::milliseconds(1));
-            ania::memory_store::append(s, m);
+            ania::ram_store::append(s, m);
             ++writes;
         }
     } store;

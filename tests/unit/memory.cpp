@@ -138,7 +138,7 @@ TEST_CASE("scopes are g:<digits> or f:<digits> and nothing else", "[memory][scop
         CHECK_FALSE(scope::parse(bad));
     CHECK_THROWS_WITH(scope::from("g:x"), Catch::Contains("expected g:<digits> or f:<digits>"));
     CHECK(scope::group("42").str() == "g:42");
-    CHECK(scope::friend_("7").str() == "f:7");
+    CHECK(scope::private_chat("7").str() == "f:7");
 }
 
 TEST_CASE("the bigram table keeps values beyond its 22-bit slots and survives rehashing", "[memory][index]") {

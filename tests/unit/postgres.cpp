@@ -17,6 +17,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <ania/config/postgres.hpp>
 #include <ania/store/postgres_store.hpp>
 #include <ania/testing/history_store.hpp>
 
@@ -400,7 +401,7 @@ TEST_CASE("postgres leases: two processes' session caches answer one session in 
         ania::session_cache<pg_agent> cache(
             [&](const std::string& key) {
                 return std::make_unique<pg_agent>(writer, pg_agent::parts{.client = {}},
-                                                  ania::agent_options{.session = key, .window = {.max_context_tokens = 0}});
+                                                  key, ania::agent_options{.window = {.max_context_tokens = 0}});
             },
             o);
         for (int i = 0; i < 20; ++i) {
@@ -433,7 +434,7 @@ TEST_CASE("postgres leases: a session held by another process is handed over aft
     o.lease = leases.hooks(std::chrono::milliseconds(100));
     o.log = [](ania::log_level, std::string_view) {};
     ania::session_cache<pg_agent> cache(
-        [&](const std::string& key) { return std::make_unique<pg_agent>(writer, pg_agent::parts{.client = {}}, ania::agent_options{.session = key}); }, o);
+        [&](const std::string& key) { return std::make_unique<pg_agent>(writer, pg_agent::parts{.client = {}}, key); }, o);
     const auto r = cache.respond("g:busy", "anyone?");
     CHECK(r.status == ania::respond_status::elsewhere);
     REQUIRE(r.handed_over.size() == 1);

@@ -81,11 +81,11 @@ struct traits : ania::default_agent_traits {
     using log = quiet_log;
 };
 using agent_t = ania::basic_agent<traits>;
-using cache_t = ania::session_cache<agent_t, agent_t::eviction_type, ania::manual_clock>;
+using cache_t = ania::session_cache<agent_t, ania::idle_then_lru, ania::manual_clock>;
 
 struct rig {
-    ania::memory_store store;
-    ania::background_writer<ania::memory_store> writer{store};
+    ania::ram_store store;
+    ania::background_writer<ania::ram_store> writer{store};
     gated_client model;
     ania::manual_clock clock;
     std::shared_ptr<std::vector<std::pair<std::string, ania::evict_reason>>> evicted =
@@ -101,7 +101,7 @@ struct rig {
     }
     cache_t::factory_type factory() {
         return [this](const std::string& key) {
-            return std::make_unique<agent_t>(writer, agent_t::parts{.client = model}, ania::agent_options{.session = key});
+            return std::make_unique<agent_t>(writer, agent_t::parts{.client = model}, key);
         };
     }
     std::unique_ptr<cache_t> make(ania::session_limits limits = {}) {
@@ -299,12 +299,9 @@ TEST_CASE("a clear during a reply waits for the reply", "[session][group]") {
     CHECK(r.store.load("g:1").empty());  // the reply was committed first, then cleared
 }
 
-TEST_CASE("the default eviction is the agent's slot; another one comes from the traits", "[session][compile-time]") {
-    STATIC_REQUIRE(std::is_same_v<agent_t::eviction_type, ania::idle_then_lru>);
-    struct lru_traits : traits {
-        using eviction = ania::lru_eviction;
-    };
-    STATIC_REQUIRE(std::is_same_v<ania::basic_agent<lru_traits>::eviction_type, ania::lru_eviction>);
+TEST_CASE("the default eviction is idle then LRU; another one is the cache's (or the bot's) parameter", "[session][compile-time]") {
+    STATIC_REQUIRE(std::is_same_v<ania::session_cache<agent_t>::eviction_type, ania::idle_then_lru>);
+    STATIC_REQUIRE(std::is_same_v<ania::session_cache<agent_t, ania::lru_eviction>::eviction_type, ania::lru_eviction>);
     STATIC_REQUIRE(ania::eviction_policy<ania::idle_eviction>);
     struct no_select {
         explicit no_select(const ania::session_limits&) {}
@@ -313,8 +310,8 @@ TEST_CASE("the default eviction is the agent's slot; another one comes from the 
 }
 
 TEST_CASE("many threads in many sessions with the janitor ticking every millisecond: no message lost", "[session][threads]") {
-    ania::memory_store store;
-    ania::background_writer<ania::memory_store> writer(store);
+    ania::ram_store store;
+    ania::background_writer<ania::ram_store> writer(store);
     gated_client model;
     ania::session_options o;
     o.limits = {.max_idle = 0ns, .max_sessions = 4};  // constant LRU pressure: sessions come and go
@@ -325,7 +322,7 @@ TEST_CASE("many threads in many sessions with the janitor ticking every millisec
     {
         ania::session_cache<agent_t> cache(
             [&](const std::string& key) {
-                return std::make_unique<agent_t>(writer, agent_t::parts{.client = model}, ania::agent_options{.session = key});
+                return std::make_unique<agent_t>(writer, agent_t::parts{.client = model}, key);
             },
             o);
         constexpr int threads = 8, messages = 60, sessions = 6;
@@ -392,9 +389,9 @@ TEST_CASE("churn: 10,000 sessions created, evicted and recreated ten times retur
     ania::session_options o;
     o.limits = {.max_idle = 1h, .max_sessions = 128};
     o.janitor = false;
-    ania::session_cache<churn_agent, churn_agent::eviction_type, ania::manual_clock> cache(
+    ania::session_cache<churn_agent, ania::idle_then_lru, ania::manual_clock> cache(
         [&](const std::string& key) {
-            return std::make_unique<churn_agent>(writer, churn_agent::parts{.client = {}}, ania::agent_options{.session = key});
+            return std::make_unique<churn_agent>(writer, churn_agent::parts{.client = {}}, key);
         },
         o, clock);
     std::vector<std::string> keys;
@@ -487,7 +484,7 @@ TEST_CASE("a factory that throws fails the turn; the session stays usable", "[se
     cache_t cache(
         [&](const std::string& key) -> std::unique_ptr<agent_t> {
             if (++calls == 1) throw std::runtime_error("database unreachable");
-            return std::make_unique<agent_t>(r.writer, agent_t::parts{.client = r.model}, ania::agent_options{.session = key});
+            return std::make_unique<agent_t>(r.writer, agent_t::parts{.client = r.model}, key);
         },
         r.options(), r.clock);
     const auto first = cache.respond("g:1", "hello");
@@ -522,8 +519,8 @@ struct steer_traits : ania::default_agent_traits {
 
 TEST_CASE("busy_policy::steer: a message that arrives during a tool loop joins the running turn", "[session][queue][threads]") {
     using steer_agent = ania::basic_agent<steer_traits>;
-    ania::memory_store store;
-    ania::background_writer<ania::memory_store> writer(store);
+    ania::ram_store store;
+    ania::background_writer<ania::ram_store> writer(store);
     steer_client model;
     ania::session_options o;
     o.janitor = false;
@@ -533,7 +530,7 @@ TEST_CASE("busy_policy::steer: a message that arrives during a tool loop joins t
         [&](const std::string& key) {
             std::vector<ania::tool> tools{{"noop", "", ania::json::object(), [](std::string_view) { return std::string("ok"); }}};
             return std::make_unique<steer_agent>(writer, steer_agent::parts{.client = model, .tools = ania::tool_registry(tools)},
-                                                 ania::agent_options{.session = key});
+                                                 key);
         },
         o);
     {
@@ -608,7 +605,7 @@ TEST_CASE("handoff, deterministic: a message delivered at every point of the end
     ania::session_cache<probe_agent> cache(
         [&](const std::string& key) {
             return std::make_unique<probe_agent>(writer, probe_agent::parts{.client = model},
-                                                 ania::agent_options{.session = key, .window = {.max_context_tokens = 0}});
+                                                 key, ania::agent_options{.window = {.max_context_tokens = 0}});
         },
         o);
     self = &cache;

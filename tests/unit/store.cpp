@@ -3,7 +3,7 @@
 
 #include <memory>
 
-#include <ania/store/memory_store.hpp>
+#include <ania/store/ram_store.hpp>
 #ifdef ANIA_TEST_SQLITE
 #include <ania/store/sqlite_store.hpp>
 #include <sqlite3.h>
@@ -17,10 +17,10 @@
 namespace ania::testing {
 /// The writer in front of a store: loads flush first, so it conforms like the store itself.
 template <>
-struct store_fixture<ania::background_writer<ania::memory_store>> {
-    ania::memory_store inner;
-    std::unique_ptr<ania::background_writer<ania::memory_store>> make() {
-        return std::make_unique<ania::background_writer<ania::memory_store>>(inner);
+struct store_fixture<ania::background_writer<ania::ram_store>> {
+    ania::ram_store inner;
+    std::unique_ptr<ania::background_writer<ania::ram_store>> make() {
+        return std::make_unique<ania::background_writer<ania::ram_store>>(inner);
     }
 };
 #ifdef ANIA_TEST_SQLITE
@@ -37,7 +37,7 @@ struct store_capabilities<ania::sqlite_store> : default_store_capabilities<ania:
 #endif
 } // namespace ania::testing
 
-using shipped_stores = std::tuple<ania::memory_store, ania::background_writer<ania::memory_store>
+using shipped_stores = std::tuple<ania::ram_store, ania::background_writer<ania::ram_store>
 #ifdef ANIA_TEST_SQLITE
                                   , ania::sqlite_store
 #endif

@@ -63,7 +63,6 @@ public:
     using events_type = typename checked::events;
     using log_type = typename checked::log;
     using clock_type = typename checked::clock;
-    using eviction_type = typename checked::eviction;  ///< not used by the agent: the session cache's default
     using window_type = token_window<counter_type>;
 
     /// The stateful parts. `client` is required; the rest have defaults:
@@ -83,16 +82,30 @@ public:
         clock_type clock{};
     };
 
-    /// One session with options of its own (kept in one heap copy; `opt.session` is its key).
-    basic_agent(writer_type& history, parts p, agent_options opt)
-        : basic_agent(history, std::move(p), std::make_shared<const agent_options>(std::move(opt)), nullptr) {}
+    /// One session (`session`: its key in the store, e.g. "g:<group id>") with options of its own (kept in one
+    /// heap copy): `agent(writer, {.client = c}, "g:1", {.system_prompt = "..."})`.
+    basic_agent(writer_type& history, parts p, std::string session, agent_options opt = {})
+        : basic_agent(history, std::move(p), std::make_shared<const agent_options>(std::move(opt)), std::move(session)) {}
 
     /// The sessions of one bot sharing its options: `opt` is read, never copied (10,000 sessions keep one copy
-    /// of the system prompt and the texts, not 10,000, and no agent allocates one); `session` is this agent's
-    /// key (`opt->session` is not used). Null `opt` is an error. What a session cache's factory does:
-    /// `std::make_unique<bot>(writer, bot::parts{.client = c}, shared_options, key)`.
+    /// of the system prompt and the texts, not 10,000, and no agent allocates one). Null `opt` is an error.
+    /// What a session cache's factory does: `std::make_unique<bot>(writer, bot::parts{.client = c}, shared, key)`.
     basic_agent(writer_type& history, parts p, std::shared_ptr<const agent_options> opt, std::string session)
-        : basic_agent(history, std::move(p), std::move(opt), &session) {}
+        : writer_(history),
+          opt_(opt ? std::move(opt) : throw error(errc::invalid_argument, "basic_agent: the shared agent_options are null")),
+          session_(std::move(session)),
+          log_(std::move(p.log)),
+          log_sink_([l = log_](log_level level, std::string_view text) { l(level, text); }),
+          client_(p.client),
+          compressor_(make_compressor(p)),
+          images_(std::move(p.images)),
+          tools_(std::move(p.tools)),
+          hooks_(std::move(p.hooks)),
+          events_(std::move(p.events)),
+          clock_(std::move(p.clock)),
+          window_(opt_->window) {
+        if (opt_->max_iterations < 1) throw error(errc::invalid_argument, "agent_options::max_iterations must be at least 1");
+    }
 
     basic_agent(const basic_agent&) = delete;
     basic_agent& operator=(const basic_agent&) = delete;
@@ -149,7 +162,7 @@ public:
 
     /// This agent's key (the history's).
     [[nodiscard]] const std::string& session() const noexcept { return session_; }
-    /// The options, maybe shared with the bot's other sessions (then their `session` is not this one's key).
+    /// The options, maybe shared with the bot's other sessions.
     [[nodiscard]] const agent_options& options() const noexcept { return *opt_; }
     [[nodiscard]] const std::shared_ptr<const agent_options>& shared_options() const noexcept { return opt_; }
     /// The history as the model sees it (loaded on first use).
@@ -164,25 +177,9 @@ public:
     [[nodiscard]] images_type& images() noexcept { return images_; }
     [[nodiscard]] hooks_type& hooks() noexcept { return hooks_; }
     [[nodiscard]] events_type& events() noexcept { return events_; }
-    [[nodiscard]] writer_type& history() noexcept { return writer_; }
+    [[nodiscard]] writer_type& writer() noexcept { return writer_; }
 
 private:
-    basic_agent(writer_type& history, parts&& p, std::shared_ptr<const agent_options> opt, std::string* session)
-        : writer_(history),
-          opt_(opt ? std::move(opt) : throw error(errc::invalid_argument, "basic_agent: the shared agent_options are null")),
-          session_(session ? std::move(*session) : opt_->session),
-          log_(std::move(p.log)),
-          log_sink_([l = log_](log_level level, std::string_view text) { l(level, text); }),
-          client_(p.client),
-          compressor_(make_compressor(p)),
-          images_(std::move(p.images)),
-          tools_(std::move(p.tools)),
-          hooks_(std::move(p.hooks)),
-          events_(std::move(p.events)),
-          clock_(std::move(p.clock)),
-          window_(opt_->window) {
-        if (opt_->max_iterations < 1) throw error(errc::invalid_argument, "agent_options::max_iterations must be at least 1");
-    }
 
     static compressor_type make_compressor(parts& p) {
         if (p.compressor) return std::move(*p.compressor);
@@ -278,7 +275,7 @@ private:
     /// Compresses now (`context_length`: although not due). True when the history was compressed.
     bool compress(chat_result& res, compression_event::trigger why) {
         const std::int64_t tokens_before = window_.context_tokens();
-        compress_hooks ch;
+        compress_options ch;
         ch.pre_compact = [this](const pre_compact_event& e) { notify("PreCompact", [&] { hooks_.pre_compact(e); }); };
         ch.log = log_sink_;
         ch.repair = opt_->repair;
@@ -525,12 +522,12 @@ private:
 };
 
 /// The default traits with a client (and a store): `ania::agent<my_client>`, `ania::agent<my_client, ania::sqlite_store>`.
-template <class Client, class Store = memory_store>
+template <class Client, class Store = ram_store>
 struct client_traits : default_agent_traits {
     using client = Client;
     using store = Store;
 };
-template <class Client, class Store = memory_store>
+template <class Client, class Store = ram_store>
 using agent = basic_agent<client_traits<Client, Store>>;
 
 } // namespace ania

@@ -1,5 +1,5 @@
-// ania/agent/chat.hpp -- what goes into a turn (user_input, chat_options) and what comes out (chat_result),
-// and the options of an agent.
+// ania/agent/chat.hpp -- what goes into a turn (user_input, chat_options) and what comes out (chat_result).
+// The options of an agent are in <ania/agent/options.hpp>.
 // SPDX-License-Identifier: MIT
 #pragma once
 
@@ -14,8 +14,8 @@
 #include <vector>
 
 #include <ania/agent/hooks.hpp>
+#include <ania/agent/options.hpp>
 #include <ania/agent/tool_registry.hpp>
-#include <ania/config.hpp>
 #include <ania/context/maybe_compress.hpp>
 #include <ania/context/window_options.hpp>
 #include <ania/history/persist.hpp>
@@ -66,32 +66,5 @@ struct chat_result {
     [[nodiscard]] bool ok() const noexcept { return end == turn_end::replied; }
     [[nodiscard]] bool committed() const noexcept { return !messages.empty(); }
 };
-
-/// The options of one agent (one conversation).
-struct agent_options {
-    std::string session{};      ///< the history key, e.g. "g:<group id>" or "f:<user id>"
-    std::string system_prompt{};  ///< the base prompt: the request's system message, never stored
-    window_options window{};    ///< from_config<window_options>(cfg): max_context_tokens, compress_ratio
-    int max_iterations = 20;    ///< LLM calls per turn (tool rounds), as the original
-    /// Calls past this many in one reply are answered with tool_texts::too_many_calls, not run: a model
-    /// that sends 80,000 calls costs 80,000 short answers, not 80,000 tool runs.
-    std::size_t max_tool_calls_per_reply = 128;
-    std::size_t post_tool_use_runes = 1000;  ///< PostToolUse sees the result cut to this many code points
-    tool_texts tool_replies{};
-    persist_options persist{};  ///< the image marker; unanswered calls of a cut turn get "[cancelled]"
-    repair_options repair{};    ///< how a stored history and a reply are repaired
-    /// memory.auto_inject and the like: called with (session, user text) before each turn; a non-empty answer
-    /// is one more injection of that turn (see chat_options::injections).
-    std::function<std::string(std::string_view session, std::string_view text)> auto_inject{};
-};
-
-/// agent_options from a configuration: the window's limits (max_context_tokens, compress_ratio); the rest
-/// is the caller's (session, prompt).
-template <>
-[[nodiscard]] inline agent_options from_config<agent_options>(const config& cfg) {
-    agent_options o;
-    o.window = from_config<window_options>(cfg);
-    return o;
-}
 
 } // namespace ania

@@ -37,7 +37,6 @@ ANIA_AGENT_SLOT(hooks);
 ANIA_AGENT_SLOT(events);
 ANIA_AGENT_SLOT(log);
 ANIA_AGENT_SLOT(clock);
-ANIA_AGENT_SLOT(eviction);
 #undef ANIA_AGENT_SLOT
 
 } // namespace slot
@@ -99,7 +98,6 @@ public:
     using events = pick<slot::events, d::events>;
     using log = pick<slot::log, d::log>;
     using clock = pick<slot::clock, d::clock>;
-    using eviction = pick<slot::eviction, d::eviction>;
 };
 
 /// The agent type with these slots, in any order; every other slot has its default.

@@ -9,8 +9,7 @@
 #include <ania/compressor/default_compressor.hpp>
 #include <ania/concepts.hpp>
 #include <ania/context/token_counter.hpp>
-#include <ania/session/eviction.hpp>
-#include <ania/store/memory_store.hpp>
+#include <ania/store/ram_store.hpp>
 
 namespace ania {
 
@@ -26,7 +25,7 @@ struct no_client {};
 struct default_agent_traits {
     using token_counter = char_class_counter;  ///< token_counter: the window's estimate (SPEC §1)
     using compressor = spec_compressor;        ///< compressor, or spec_compressor
-    using store = memory_store;                ///< history_store behind the agent's background_writer
+    using store = ram_store;                ///< history_store behind the agent's background_writer
     using client = no_client;                  ///< chat_client: the main model (required)
     using images = multimodal;                 ///< image_policy: multimodal, or describe_images<Vision>
     using tools = tool_registry;               ///< tool_source: static tools + tools added at run time
@@ -34,7 +33,6 @@ struct default_agent_traits {
     using events = no_events;                  ///< event_sink: typed context events (no_events: compiled out)
     using log = stderr_log;                    ///< log_policy
     using clock = steady_clock_policy;         ///< agent_clock: a turn's duration
-    using eviction = idle_then_lru;            ///< eviction_policy: what a session_cache of this agent evicts
 };
 
 namespace detail {
@@ -85,10 +83,6 @@ struct agent_slot_checks {
                   "ania::basic_agent: Traits::log does not model ania::log_policy "
                   "(void operator()(log_level, std::string_view) const); see ania/agent/concepts.hpp");
 
-    static_assert(eviction_policy<typename Traits::eviction>,
-                  "ania::basic_agent: Traits::eviction does not model ania::eviction_policy "
-                  "(constructible from session_limits; select(span<const resident_session>, now, out)); see ania/concepts.hpp");
-
     static_assert(agent_clock<typename Traits::clock>,
                   "ania::basic_agent: Traits::clock does not model ania::agent_clock (now()); see ania/agent/concepts.hpp");
 };
@@ -112,7 +106,6 @@ struct checked_agent_traits {
     using events = std::conditional_t<event_sink<typename Traits::events>, typename Traits::events, no_events>;
     using log = std::conditional_t<log_policy<typename Traits::log>, typename Traits::log, stderr_log>;
     using clock = std::conditional_t<agent_clock<typename Traits::clock>, typename Traits::clock, steady_clock_policy>;
-    using eviction = std::conditional_t<eviction_policy<typename Traits::eviction>, typename Traits::eviction, idle_then_lru>;
 };
 
 } // namespace detail

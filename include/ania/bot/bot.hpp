@@ -40,7 +40,7 @@
 #include <ania/memory/tools.hpp>
 #include <ania/session/eviction.hpp>
 #include <ania/session/session_cache.hpp>
-#include <ania/store/memory_store.hpp>
+#include <ania/store/ram_store.hpp>
 
 namespace ania {
 
@@ -64,7 +64,7 @@ struct bot_defaults {
     using eviction = idle_then_lru;            ///< what the session cache evicts (session.*)
     using clock = steady_clock_policy;         ///< the session cache's clock (idle eviction)
 };
-template <class Client, class Store = memory_store>
+template <class Client, class Store = ram_store>
 struct bot_traits : bot_defaults {
     using client = Client;
     using store = Store;
@@ -80,7 +80,6 @@ struct bot_agent_traits : default_agent_traits {
     using events = typename Traits::events;
     using images = bot_images<typename Traits::client>;
     using log = sink_log;
-    using eviction = typename Traits::eviction;
 };
 } // namespace detail
 

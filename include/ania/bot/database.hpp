@@ -2,7 +2,7 @@
 // SPDX-License-Identifier: MIT
 //
 // `bot_database<Store>` owns the history store and the memory backend a bot of that store uses. This primary
-// template is the in-process one (ania::memory_store and memory::ram_backend: a test, a bot without
+// template is the in-process one (ania::ram_store and memory::ram_backend: a test, a bot without
 // persistence). <ania/bot/sqlite.hpp> gives one SQLite file for both, <ania/bot/postgres.hpp> one PostgreSQL
 // database. A store of your own: specialize it with members `store` and `memory`, a type `memory_traits`,
 // and a constructor (const config&, const bot_options&, const log_sink&).

@@ -7,7 +7,7 @@
 #include <optional>
 
 #include <ania/bot/bot.hpp>
-#include <ania/config.hpp>
+#include <ania/config/clients.hpp>
 #include <ania/log.hpp>
 #include <ania/openai/client.hpp>
 
@@ -22,13 +22,13 @@ struct bot_clients<openai::client> {
     }
     [[nodiscard]] static std::optional<openai::client> compression(const config& c, const log_sink& log) {
         if (c.compressor.model.empty()) return std::nullopt;  // the main model summarises
-        openai::client_options o = openai::compression_options(c);
+        openai::client_options o = from_config<openai::client_options>(c, model_role::compression);
         o.log = log;
         return openai::client(std::move(o));
     }
     [[nodiscard]] static std::optional<openai::client> vision(const config& c, const log_sink& log) {
         if (c.multimodal || c.ocr.api_key.empty()) return std::nullopt;
-        openai::client_options o = openai::vision_options(c);
+        openai::client_options o = from_config<openai::client_options>(c, model_role::vision);
         o.log = log;
         return openai::client(std::move(o));
     }

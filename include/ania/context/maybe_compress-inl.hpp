@@ -13,7 +13,7 @@ static_assert(false, "compiled mode: the library defines what <ania/context/mayb
 
 namespace ania {
 
-ANIA_INLINE void detail::notify_pre_compact(const compress_hooks& hooks, const pre_compact_event& e) {
+ANIA_INLINE void detail::notify_pre_compact(const compress_options& hooks, const pre_compact_event& e) {
     try {
         hooks.pre_compact(e);
     } catch (const std::exception& ex) {
@@ -24,7 +24,7 @@ ANIA_INLINE void detail::notify_pre_compact(const compress_hooks& hooks, const p
 }
 
 ANIA_INLINE bool detail::take_compression_result(const compression_result& r, compress_report& report,
-                                                 turn_stats& stats, const compress_hooks& hooks) {
+                                                 turn_stats& stats, const compress_options& hooks) {
     stats.record_compression(r.used);
     report.used = r.used;
     report.error = r.error;
@@ -39,14 +39,14 @@ ANIA_INLINE bool detail::take_compression_result(const compression_result& r, co
 
 ANIA_INLINE std::optional<std::vector<message>> detail::repaired_history(std::span<const message> h,
                                                                       compress_report& report,
-                                                                      const compress_hooks& hooks) {
+                                                                      const compress_options& hooks) {
     if (is_valid_transcript(h)) return std::nullopt;
     std::vector<message> fixed(h.begin(), h.end());
     report.repaired = repair_transcript(fixed, hooks.repair);
     return fixed;
 }
 
-ANIA_INLINE void detail::log_persist_failure(const compress_hooks& hooks, const std::exception& e) {
+ANIA_INLINE void detail::log_persist_failure(const compress_options& hooks, const std::exception& e) {
     log_to(hooks.log, log_level::error, std::string("compression: persisting the new history failed: ") + e.what());
 }
 

@@ -17,7 +17,7 @@
 #include <ania/context/token_window.hpp>
 #include <ania/history/persist.hpp>
 #include <ania/log.hpp>
-#include <ania/store/memory_store.hpp>
+#include <ania/store/ram_store.hpp>
 #include <ania/transcript.hpp>
 #include <ania/usage.hpp>
 
@@ -31,7 +31,7 @@ struct pre_compact_event {
     std::size_t messages;         ///< history length before compressing
 };
 
-struct compress_hooks {
+struct compress_options {
     std::function<void(const pre_compact_event&)> pre_compact;  ///< exceptions are caught and logged
     log_sink log = stderr_log_sink();
     repair_options repair{};
@@ -61,17 +61,17 @@ namespace detail {
 // library), so that a compressor over a user's client instantiates little more than the calls.
 
 /// The PreCompact hook, its exceptions caught and logged.
-ANIA_INLINE void notify_pre_compact(const compress_hooks& hooks, const pre_compact_event& e);
+ANIA_INLINE void notify_pre_compact(const compress_options& hooks, const pre_compact_event& e);
 /// The compressor's result accounted (stats, report) and logged; false when it failed (history kept).
 [[nodiscard]] ANIA_INLINE bool take_compression_result(const compression_result& r, compress_report& report,
-                                                       turn_stats& stats, const compress_hooks& hooks);
+                                                       turn_stats& stats, const compress_options& hooks);
 /// The compressed history repaired when it is not a valid transcript (what the repair changed goes to the
 /// report); nullopt when it is valid as it is.
 [[nodiscard]] ANIA_INLINE std::optional<std::vector<message>> repaired_history(std::span<const message> h,
                                                                             compress_report& report,
-                                                                            const compress_hooks& hooks);
+                                                                            const compress_options& hooks);
 /// A failure to persist the new history, logged (the window keeps it; the next write repeats it).
-ANIA_INLINE void log_persist_failure(const compress_hooks& hooks, const std::exception& e);
+ANIA_INLINE void log_persist_failure(const compress_options& hooks, const std::exception& e);
 
 } // namespace detail
 
@@ -85,7 +85,7 @@ ANIA_INLINE void log_persist_failure(const compress_hooks& hooks, const std::exc
 /// left unchanged and the next round tries again.
 template <class Counter, compressor C, history_store S>
 compress_report maybe_compress(token_window<Counter>& window, C& comp, S& store, std::string_view session,
-                               turn_stats& stats, const compress_hooks& hooks = {}) {
+                               turn_stats& stats, const compress_options& hooks = {}) {
     compress_report report;
     report.before = window.size();
     if (!(window.compression_due() || (hooks.force && window.size() > 0))) return report;
@@ -126,7 +126,7 @@ compress_report maybe_compress(token_window<Counter>& window, C& comp, S& store,
 
 /// maybe_compress without persistence.
 template <class Counter, compressor C>
-compress_report maybe_compress(token_window<Counter>& window, C& comp, turn_stats& stats, const compress_hooks& hooks = {}) {
+compress_report maybe_compress(token_window<Counter>& window, C& comp, turn_stats& stats, const compress_options& hooks = {}) {
     null_store none;
     return maybe_compress(window, comp, none, {}, stats, hooks);
 }

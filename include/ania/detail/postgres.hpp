@@ -17,7 +17,6 @@
 
 #include <libpq-fe.h>
 
-#include <ania/config.hpp>
 #include <ania/error.hpp>
 #include <ania/log.hpp>
 
@@ -38,17 +37,6 @@ struct postgres_options {
     bool transaction_pooling = false;
     log_sink log = stderr_log_sink();                ///< reconnects, skipped rows (never the password)
 };
-
-/// `postgres.*`.
-template <>
-[[nodiscard]] inline postgres_options from_config<postgres_options>(const config& c) {
-    postgres_options o;
-    o.dsn = c.postgres.dsn;
-    o.pool_size = static_cast<std::size_t>(c.postgres.pool_size);
-    o.statement_timeout = std::chrono::milliseconds(c.postgres.statement_timeout_ms);
-    o.transaction_pooling = c.postgres.transaction_pooling;
-    return o;
-}
 
 namespace detail {
 

@@ -21,7 +21,7 @@
 
 #include <ania/concepts.hpp>
 #include <ania/detail/linkage.hpp>
-#include <ania/store/memory_store.hpp>
+#include <ania/store/ram_store.hpp>
 #include <ania/error.hpp>
 #include <ania/history/persist.hpp>
 #include <ania/log.hpp>
@@ -224,7 +224,7 @@ static_assert(!prefix_dropping_store<background_writer<history_store_archetype>>
 static_assert(prefix_dropping_store<background_writer<prefix_dropping_store_archetype>>);
 
 #if !ANIA_HEADER_ONLY
-extern template class background_writer<memory_store>;  // in the compiled library
+extern template class background_writer<ram_store>;  // in the compiled library
 #endif
 
 

@@ -20,7 +20,7 @@ public:
     /// As parse(), but throws ania::error (invalid_argument) naming the rule.
     [[nodiscard]] static scope from(std::string_view text);
     [[nodiscard]] static scope group(std::string_view id) { return from("g:" + std::string(id)); }
-    [[nodiscard]] static scope friend_(std::string_view id) { return from("f:" + std::string(id)); }
+    [[nodiscard]] static scope private_chat(std::string_view id) { return from("f:" + std::string(id)); }
 
     [[nodiscard]] const std::string& str() const noexcept { return text_; }
     [[nodiscard]] bool is_group() const noexcept { return text_[0] == 'g'; }

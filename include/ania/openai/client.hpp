@@ -21,7 +21,6 @@
 #include <vector>
 
 #include <ania/concepts.hpp>
-#include <ania/config.hpp>
 #include <ania/http/call.hpp>
 #include <ania/http/curl.hpp>
 #include <ania/http/retry.hpp>
@@ -32,7 +31,7 @@
 
 namespace ania::openai {
 
-/// How a client reaches its model. `from_config<client_options>(cfg)` fills it from `llm.*`.
+/// How a client reaches its model. `from_config<client_options>(cfg)` (<ania/config/clients.hpp>) fills it from `llm.*`.
 struct client_options {
     std::string base_url{"https://api.openai.com/v1"};  ///< ".../chat/completions" is appended
     std::string api_key{};                               ///< empty: no Authorization header (a local server)
@@ -95,60 +94,5 @@ private:
 };
 
 static_assert(chat_client<client>);
-
-/// The client options of `llm.*` with another endpoint's base_url, api_key and model laid over them (an
-/// empty one keeps llm's): what compressor.* and ocr.* configure.
-[[nodiscard]] inline client_options options_over(const client_options& llm, const std::string& base_url,
-                                                 const std::string& api_key, const std::string& model) {
-    client_options o = llm;
-    if (!base_url.empty()) o.base_url = base_url;
-    if (!api_key.empty()) o.api_key = api_key;
-    if (!model.empty()) o.model = model;
-    o.on_text = {};  // a summary or an image description is not streamed to the user
-    return o;
-}
-
-/// The compression client's options (SPEC §1): `compressor.*` when compressor.model is set, else llm's own.
-[[nodiscard]] client_options compression_options(const config& c);
-/// The vision client's options (SPEC §5): `ocr.*` (its base_url and model have defaults; the key is ocr's).
-[[nodiscard]] client_options vision_options(const config& c);
-
-} // namespace ania::openai
-
-namespace ania {
-
-/// `llm.*`: endpoint, key, model, stream, the timeouts, max_retries and the extra request members.
-template <>
-[[nodiscard]] inline openai::client_options from_config<openai::client_options>(const config& c) {
-    openai::client_options o;
-    if (!c.llm.base_url.empty()) o.base_url = c.llm.base_url;
-    o.api_key = c.llm.api_key;
-    o.model = c.llm.model;
-    o.stream = c.llm.stream;
-    o.timeouts.connect = std::chrono::milliseconds(c.llm.connect_timeout_ms);
-    o.timeouts.total = std::chrono::milliseconds(c.llm.timeout_ms);
-    o.timeouts.stall = std::chrono::milliseconds(c.llm.stall_timeout_ms);
-    o.retry.max_retries = static_cast<int>(c.llm.max_retries);
-    o.extra = to_json(c.llm.extra);
-    o.messages.include_reasoning = c.llm.replay_reasoning;
-    return o;
-}
-
-} // namespace ania
-
-namespace ania::openai {
-
-[[nodiscard]] inline client_options compression_options(const config& c) {
-    const client_options llm = from_config<client_options>(c);
-    if (c.compressor.model.empty()) return options_over(llm, {}, {}, {});
-    return options_over(llm, c.compressor.base_url, c.compressor.api_key, c.compressor.model);
-}
-
-[[nodiscard]] inline client_options vision_options(const config& c) {
-    client_options o = options_over(from_config<client_options>(c), c.ocr.base_url, {}, c.ocr.model);
-    o.api_key = c.ocr.api_key;  // never the main key sent to another provider
-    o.stream = false;
-    return o;
-}
 
 } // namespace ania::openai

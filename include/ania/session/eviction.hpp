@@ -14,7 +14,6 @@
 
 #include <ania/detail/linkage.hpp>
 #include <ania/concepts.hpp>
-#include <ania/config.hpp>
 #include <ania/defaults.hpp>
 
 namespace ania {
@@ -75,15 +74,6 @@ using idle_then_lru = eviction_sequence<idle_eviction, lru_eviction>;
 
 static_assert(prescreening_eviction_policy<idle_eviction> && prescreening_eviction_policy<lru_eviction> &&
               prescreening_eviction_policy<idle_then_lru>);
-
-/// session_limits from `session.*`.
-template <>
-[[nodiscard]] inline session_limits from_config<session_limits>(const config& c) {
-    session_limits l;
-    l.max_idle = std::chrono::minutes(c.session.max_idle_minutes > 0 ? c.session.max_idle_minutes : 0);
-    l.max_sessions = c.session.max_sessions > 0 ? static_cast<std::size_t>(c.session.max_sessions) : 0;
-    return l;
-}
 
 } // namespace ania
 

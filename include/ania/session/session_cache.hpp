@@ -28,7 +28,6 @@
 #include <ania/agent/chat.hpp>
 #include <ania/agent/concepts.hpp>
 #include <ania/concepts.hpp>
-#include <ania/config.hpp>
 #include <ania/defaults.hpp>
 #include <ania/error.hpp>
 #include <ania/log.hpp>
@@ -38,118 +37,11 @@
 #include <ania/session/block_pool.hpp>
 #include <ania/session/entry_table.hpp>
 #include <ania/session/eviction.hpp>
+#include <ania/session/options.hpp>
+#include <ania/session/results.hpp>
 #include <ania/tool.hpp>
 
 namespace ania {
-
-/// What happens to a message for a session that is responding ("double texting").
-enum class busy_policy : std::uint8_t {
-    queue,             ///< the original: queued, merged into the next turn in arrival order (the default)
-    reject,            ///< refused (respond_status::rejected); the reply in progress goes on
-    latest_only,       ///< only the newest waits; the ones it replaces are dropped (counted in `dropped`)
-    one_per_message,   ///< queued, and each becomes a turn of its own, in order
-    steer,             ///< queued, and handed to the running turn after its next tool batch (chat_options::steer);
-                       ///< what is still queued when the turn ends is its next turn, as with `queue`
-};
-
-/// The moments at the end of a turn where another thread's message may arrive (session_options::on_handoff).
-enum class handoff_point : std::uint8_t {
-    turn_done,  ///< the turn returned; the owner has not yet looked at the queue again (no lock held)
-    released,   ///< the owner saw an empty queue and let go (no lock held)
-};
-
-/// Cross-process ownership of sessions (several processes behind one chat platform over one database):
-/// `acquire(key)` before a session answers, `release(key)` when it lets go. postgres_session_leases
-/// (<ania/session/postgres_leases.hpp>) implements them with the store's leases and a heartbeat.
-struct session_lease_hooks {
-    /// True when this process may answer the session now. `fresh` is set when the session may have been
-    /// answered elsewhere since this process last held it: the resident agent is rebuilt from the store.
-    std::function<bool(std::string_view key, bool& fresh)> acquire{};
-    std::function<void(std::string_view key)> release{};
-    /// How long respond() keeps trying to acquire before it hands the messages over (respond_status::elsewhere).
-    std::chrono::milliseconds wait{0};
-};
-
-/// How a session cache behaves; `from_config<session_options>(cfg)` reads `session.*`.
-struct session_options {
-    session_limits limits{};  ///< max_idle (120 min), max_sessions (128); 0 disables either
-    /// SPEC §3 group auto-clear: after this many consecutive messages that do not address the bot, the
-    /// session is cleared (0 disables). An addressed message resets the count.
-    std::int64_t group_auto_clear = defaults::session_group_auto_clear;
-    /// Messages that arrive while the session responds wait here, merged into its next turn in arrival
-    /// order; past this many the oldest is dropped (0: no cap).
-    std::size_t max_pending = 20;
-    busy_policy when_busy = busy_policy::queue;
-    std::chrono::milliseconds tick = std::chrono::minutes(1);  ///< the janitor's period
-    /// A global limit on turns running at once (the original's rate_limit is 2; 0 = none). A session that
-    /// waits for a slot owns itself meanwhile: its messages queue behind it and it drains them; a message for
-    /// another idle session is never reported as queued behind a reply it is not part of.
-    std::size_t max_concurrent_replies = 0;
-    bool janitor = true;  ///< false: no thread; the caller calls tick() (tests, an event loop of its own)
-    /// Every turn a session ran (on the thread that ran it), e.g. to send the reply to the chat.
-    std::function<void(std::string_view key, const chat_result&)> on_reply{};
-    /// Every session that left the cache, and why (on the thread that evicted or cleared it).
-    std::function<void(std::string_view key, evict_reason)> on_evicted{};
-    /// Debounce (opt-in, beyond the spec): a session with messages waits until none has arrived for this
-    /// long before it replies, so a user who sends three short lines gets one answer to all three. Bounded
-    /// by `debounce_max` from the first waiting message. 0 disables (the original replies at once).
-    std::chrono::milliseconds debounce{0};
-    std::chrono::milliseconds debounce_max{5'000};
-    /// Hibernate (opt-in, beyond the spec): the tools a session added at run time (agent.add_tool) are kept
-    /// when it is evicted and added again when it is rebuilt, so an eviction is not the restart the spec
-    /// accepts. Kept in RAM (a tool is code), for at most `max_hibernated` sessions (the oldest forgotten);
-    /// a clear forgets them too.
-    bool hibernate = false;
-    std::size_t max_hibernated = 4096;
-    /// Called at each handoff_point of each turn, on the owner's thread: tracing, and the tests that deliver
-    /// a message at every point of the end of a reply. It may call respond() (for another message).
-    std::function<void(std::string_view key, handoff_point)> on_handoff{};
-    /// Several processes: a session answers only while it holds the lease (none: this process owns all).
-    session_lease_hooks lease{};
-    log_sink log = stderr_log_sink();
-};
-
-template <>
-[[nodiscard]] inline session_options from_config<session_options>(const config& c) {
-    session_options o;
-    o.limits = from_config<session_limits>(c);
-    o.group_auto_clear = c.session.group_auto_clear > 0 ? c.session.group_auto_clear : 0;
-    return o;
-}
-
-/// What `respond` did with a message.
-enum class respond_status : std::uint8_t {
-    replied,  ///< this call ran the turn (and any messages queued meanwhile: `turns`)
-    queued,   ///< the session is responding: the message waits for its next turn
-    ignored,  ///< not addressed to the bot: counted for auto-clear, nothing else
-    cleared,  ///< not addressed, and the run reached group_auto_clear: the session was cleared
-    rejected, ///< the session is responding and busy_policy::reject refused the message
-    elsewhere, ///< another process holds the session's lease: the messages are in `handed_over`, unanswered
-};
-
-struct respond_result {
-    respond_status status = respond_status::ignored;
-    std::vector<chat_result> turns;  ///< the turns this call ran, in order
-    bool tell_queued = false;        ///< queued, and the first message queued behind this reply: tell the user once
-    std::size_t dropped = 0;         ///< messages this submission pushed out of a full queue
-    std::vector<user_input> handed_over{};  ///< elsewhere: this message and any queued behind it, to forward
-
-    /// The reply of the last turn this call ran (empty when it ran none, or the last one did not reply).
-    [[nodiscard]] const std::string& reply() const noexcept {
-        static const std::string none;
-        return turns.empty() ? none : turns.back().reply;
-    }
-};
-
-/// Counters since construction.
-struct session_counters {
-    std::uint64_t created = 0;         ///< sessions that became resident
-    std::uint64_t evicted_idle = 0;
-    std::uint64_t evicted_lru = 0;
-    std::uint64_t cleared = 0;
-    std::uint64_t skipped_busy = 0;    ///< chosen by the policy, kept because it was responding, queued or touched
-    std::uint64_t dropped_pending = 0; ///< messages dropped from a full queue
-};
 
 /// The cache of agents, keyed by conversation (`g:<id>` / `f:<id>`). `respond` builds a session's agent on
 /// demand (the factory's agent loads its history through the writer, so queued appends are seen), runs the
@@ -161,10 +53,11 @@ struct session_counters {
 /// (compare-and-delete). Eviction drops the in-memory agent only; the store keeps the history. One entry
 /// owns all per-session state (agent, queue, counter, stop handle), so eviction or a clear frees all of it.
 /// Every member is thread-safe. The destructor stops the janitor and flushes the agents' writers.
-template <class Agent, eviction_policy Eviction = typename Agent::eviction_type, agent_clock Clock = steady_clock_policy>
+template <class Agent, eviction_policy Eviction = idle_then_lru, agent_clock Clock = steady_clock_policy>
 class session_cache {
 public:
     using agent_type = Agent;
+    using eviction_type = Eviction;
     using factory_type = std::function<std::unique_ptr<Agent>(const std::string& key)>;
 
     explicit session_cache(factory_type make, session_options opt = {}, Clock clock = {})
@@ -187,7 +80,7 @@ public:
             std::lock_guard l(s.m);
             s.map.for_each([](entry& e) {
                 std::lock_guard el(e.m);
-                if (e.agent) e.agent->history().flush();
+                if (e.agent) e.agent->writer().flush();
             });
         }
     }
@@ -788,7 +681,7 @@ private:
     /// Flushes the session's writes (they are fenced by the lease) and gives the lease back.
     void give_lease(entry& e, std::string_view key) {
         try {
-            if (e.agent) e.agent->history().flush();
+            if (e.agent) e.agent->writer().flush();
             opt_.lease.release(key);
         } catch (const std::exception& ex) {
             log_to(opt_.log, log_level::error, "session_cache: releasing the lease of " + std::string(key) + " failed: " + ex.what());

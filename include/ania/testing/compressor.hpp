@@ -84,7 +84,7 @@ inline std::vector<message> apply_result(std::span<const message> history, const
             w.append(ania::testing::sample_history(10));                                                                 \
             const std::vector<ania::message> before(w.messages().begin(), w.messages().end());                           \
             ania::turn_stats stats;                                                                                      \
-            ania::compress_hooks hooks;                                                                                  \
+            ania::compress_options hooks;                                                                                  \
             hooks.log = [](ania::log_level, std::string_view) {};                                                        \
             const auto report = ania::maybe_compress(w, comp, stats, hooks);                                             \
             CHECK(report.status == ania::compress_status::failed);                                                       \
@@ -101,7 +101,7 @@ inline std::vector<message> apply_result(std::span<const message> history, const
         ania::token_window<> w(ania::window_options{100, 0.8});                                                          \
         w.append(std::vector<ania::message>(h));                                                                         \
         ania::turn_stats stats;                                                                                          \
-        ania::compress_hooks hooks;                                                                                      \
+        ania::compress_options hooks;                                                                                      \
         hooks.log = [](ania::log_level, std::string_view) {};                                                            \
         const auto report = ania::maybe_compress(w, again, stats, hooks);                                                \
         CHECK(stats.compress_usage == report.used);                                                                      \
@@ -116,7 +116,7 @@ inline std::vector<message> apply_result(std::span<const message> history, const
             ania::token_window<> w(ania::window_options{budget, 0.8});                                                   \
             w.append(ania::testing::sample_history(60));                                                                 \
             ania::turn_stats stats;                                                                                      \
-            ania::compress_hooks hooks;                                                                                  \
+            ania::compress_options hooks;                                                                                  \
             hooks.log = [](ania::log_level, std::string_view) {};                                                        \
             int rounds = 0;                                                                                              \
             while (w.compression_due() && rounds < 64) {                                                                 \

@@ -11,7 +11,7 @@
 //     template <> struct ania::testing::store_capabilities<my_store> : ania::testing::default_store_capabilities<my_store> {
 //         static constexpr bool persists = true;
 //     };
-//     using stores = std::tuple<ania::memory_store, my_store>;
+//     using stores = std::tuple<ania::ram_store, my_store>;
 //     ANIA_TEST_HISTORY_STORES(stores)
 //
 // Including this header defines no test; the macro does (once per test program).

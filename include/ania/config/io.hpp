@@ -1,7 +1,7 @@
-// ania/config_io.hpp -- any reflectable configuration section read from and written to JSON (Hana reflection):
+// ania/config/io.hpp -- any reflectable configuration section read from and written to JSON (Hana reflection):
 // the sections of ania::config adapted, and load_config / parse_config / to_json for any adapted section
-// (ania::config itself in header-only mode, which includes this from config.hpp). Include it to load a section
-// of your own, in either mode; in compiled mode <ania/config-inl.hpp> defines the ania::config functions with it.
+// (ania::config itself in header-only mode, which includes this from <ania/config.hpp>). Include it to load a section
+// of your own, in either mode; in compiled mode <ania/config/io-inl.hpp> defines the ania::config functions with it.
 // SPDX-License-Identifier: MIT
 #pragma once
 
@@ -16,11 +16,12 @@
 
 #include <boost/hana/accessors.hpp>
 #include <boost/hana/adapt_struct.hpp>
+#include <boost/hana/concept/struct.hpp>
 #include <boost/hana/for_each.hpp>
 #include <boost/hana/pair.hpp>
 #include <boost/hana/string.hpp>
 
-#include <ania/config.hpp>
+#include <ania/config/config.hpp>
 #include <ania/error.hpp>
 #include <ania/json.hpp>
 #include <ania/text/utf8.hpp>
@@ -40,7 +41,12 @@ BOOST_HANA_ADAPT_STRUCT(ania::config, max_context_tokens, compress_ratio, llm, c
 
 namespace ania {
 
-/// The archetype of `reflectable` (concepts.hpp): one adapted member is enough.
+/// True for types whose members Hana can enumerate (BOOST_HANA_ADAPT_STRUCT / BOOST_HANA_DEFINE_STRUCT): the
+/// config sections, or a user's own section read by load_config.
+template <class T>
+concept reflectable = boost::hana::Struct<T>::value;
+
+/// The archetype of `reflectable`: one adapted member is enough.
 struct reflectable_archetype {
     int member;
 };

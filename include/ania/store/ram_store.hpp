@@ -1,4 +1,4 @@
-// ania/store/memory_store.hpp -- history kept in process memory; thread-safe; lost on restart.
+// ania/store/ram_store.hpp -- history kept in process memory; thread-safe; lost on restart.
 // SPDX-License-Identifier: MIT
 #pragma once
 
@@ -18,7 +18,7 @@
 namespace ania {
 
 /// A history_store in a map guarded by one mutex. Messages are copied in and out, as a database would.
-class memory_store {
+class ram_store {
 public:
     [[nodiscard]] std::vector<message> load(std::string_view session) const;
     void append(std::string_view session, std::span<const message> msgs);
@@ -35,7 +35,7 @@ private:
     std::map<std::string, std::vector<message>, std::less<>> sessions_;
 };
 
-static_assert(prefix_dropping_store<memory_store>);
+static_assert(prefix_dropping_store<ram_store>);
 
 /// A history_store that keeps nothing: every load is empty (no persistence).
 struct null_store {
@@ -50,5 +50,5 @@ static_assert(history_store<null_store>);
 } // namespace ania
 
 #if ANIA_HEADER_ONLY
-#include <ania/store/memory_store-inl.hpp>
+#include <ania/store/ram_store-inl.hpp>
 #endif

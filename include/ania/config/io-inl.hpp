@@ -1,15 +1,15 @@
-// ania/config-inl.hpp -- compiled mode's ania::config functions of <ania/config.hpp>, compiled once in the
-// library (header-only mode uses the templates of <ania/config_io.hpp> directly, instantiated where used).
+// ania/config/io-inl.hpp -- compiled mode's ania::config functions of <ania/config.hpp>, compiled once in the
+// library (header-only mode uses the templates of <ania/config/io.hpp> directly, instantiated where used).
 // SPDX-License-Identifier: MIT
 #pragma once
 
 #include <ania/detail/linkage.hpp>
 #if !ANIA_HEADER_ONLY && !defined(ANIA_BUILDING_LIBRARY)
-static_assert(false, "compiled mode: the library defines what <ania/config-inl.hpp> defines; include <ania/config.hpp>");
+static_assert(false, "compiled mode: the library defines what <ania/config/io-inl.hpp> defines; include <ania/config.hpp>");
 #endif
 
-#include <ania/config.hpp>
-#include <ania/config_io.hpp>
+#include <ania/config/config.hpp>
+#include <ania/config/io.hpp>
 
 namespace ania {
 

@@ -1,0 +1,50 @@
+// ania/session/results.hpp -- what a session cache's respond() did, and its counters.
+// SPDX-License-Identifier: MIT
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <ania/agent/chat.hpp>
+
+namespace ania {
+
+/// What `respond` did with a message.
+enum class respond_status : std::uint8_t {
+    replied,  ///< this call ran the turn (and any messages queued meanwhile: `turns`)
+    queued,   ///< the session is responding: the message waits for its next turn
+    ignored,  ///< not addressed to the bot: counted for auto-clear, nothing else
+    cleared,  ///< not addressed, and the run reached group_auto_clear: the session was cleared
+    rejected, ///< the session is responding and busy_policy::reject refused the message
+    elsewhere, ///< another process holds the session's lease: the messages are in `handed_over`, unanswered
+};
+
+struct respond_result {
+    respond_status status = respond_status::ignored;
+    std::vector<chat_result> turns;  ///< the turns this call ran, in order
+    bool tell_queued = false;        ///< queued, and the first message queued behind this reply: tell the user once
+    std::size_t dropped = 0;         ///< messages this submission pushed out of a full queue
+    std::vector<user_input> handed_over{};  ///< elsewhere: this message and any queued behind it, to forward
+
+    /// The reply of the last turn this call ran (empty when it ran none, or the last one did not reply).
+    [[nodiscard]] const std::string& reply() const noexcept {
+        static const std::string none;
+        return turns.empty() ? none : turns.back().reply;
+    }
+};
+
+/// Counters since construction.
+struct session_counters {
+    std::uint64_t created = 0;         ///< sessions that became resident
+    std::uint64_t evicted_idle = 0;
+    std::uint64_t evicted_lru = 0;
+    std::uint64_t cleared = 0;
+    std::uint64_t skipped_busy = 0;    ///< chosen by the policy, kept because it was responding, queued or touched
+    std::uint64_t dropped_pending = 0; ///< messages dropped from a full queue
+};
+
+} // namespace ania
