@@ -55,4 +55,17 @@ private:
     errc code_;
 };
 
+namespace detail {
+/// What the exception being handled says (inside a catch block): what() of a std::exception, else a fixed text.
+[[nodiscard]] inline std::string describe_current_exception() {
+    try {
+        throw;
+    } catch (const std::exception& ex) {
+        return ex.what();
+    } catch (...) {
+        return "unknown exception";
+    }
+}
+} // namespace detail
+
 } // namespace ania

@@ -15,6 +15,7 @@
 #include <mutex>
 #include <string>
 #include <string_view>
+#include <stop_token>
 #include <thread>
 #include <utility>
 #include <vector>
@@ -67,17 +68,14 @@ template <history_store S>
 class background_writer {
 public:
     explicit background_writer(S& store, background_writer_options opt = {})
-        : store_(store), opt_(std::move(opt)), worker_([this] { run(); }) {}
+        : store_(store), opt_(std::move(opt)), worker_([this](std::stop_token stop) { run(stop); }) {}
 
     background_writer(const background_writer&) = delete;
     background_writer& operator=(const background_writer&) = delete;
 
+    /// Writes everything queued, then stops (the library's worker idiom: the jthread's stop token wakes it).
     ~background_writer() {
-        {
-            std::lock_guard lock(mutex_);
-            stopping_ = true;
-        }
-        wake_worker_.notify_all();
+        worker_.request_stop();
         worker_.join();
     }
 
@@ -134,17 +132,17 @@ private:
 
     void submit(job j) {
         std::unique_lock lock(mutex_);
-        space_.wait(lock, [&] { return queue_.size() < opt_.max_queued || stopping_; });
+        space_.wait(lock, [&] { return queue_.size() < opt_.max_queued; });
         queue_.push_back(std::move(j));
         ++submitted_;
         lock.unlock();
         wake_worker_.notify_one();
     }
 
-    void run() {
+    void run(std::stop_token stop) {
         std::unique_lock lock(mutex_);
         while (true) {
-            wake_worker_.wait(lock, [&] { return !queue_.empty() || stopping_; });
+            wake_worker_.wait(lock, stop, [&] { return !queue_.empty(); });
             if (queue_.empty()) return;  // stopping, and drained
             job j = std::move(queue_.front());
             queue_.pop_front();
@@ -211,12 +209,12 @@ private:
     S& store_;
     background_writer_options opt_;
     mutable std::mutex mutex_;
-    std::condition_variable wake_worker_, space_, idle_;
+    std::condition_variable_any wake_worker_;  // woken by a job or by the stop token
+    std::condition_variable space_, idle_;
     std::deque<job> queue_;
     std::uint64_t submitted_ = 0, done_ = 0;
     std::size_t failures_ = 0;
-    bool stopping_ = false;
-    std::thread worker_;  // last: starts after every other member exists
+    std::jthread worker_;  // last: starts after every other member exists
 };
 
 static_assert(history_store<background_writer<history_store_archetype>>);

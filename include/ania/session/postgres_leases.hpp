@@ -15,15 +15,14 @@
 #pragma once
 
 #include <chrono>
-#include <condition_variable>
 #include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
-#include <thread>
 #include <unordered_map>
 #include <utility>
 
+#include <ania/detail/worker.hpp>
 #include <ania/log.hpp>
 #include <ania/session/session_cache.hpp>
 #include <ania/store/postgres_store.hpp>
@@ -34,17 +33,14 @@ class postgres_session_leases {
 public:
     explicit postgres_session_leases(postgres_store& store, std::chrono::milliseconds ttl = std::chrono::seconds(30),
                                      log_sink log = stderr_log_sink())
-        : store_(store), ttl_(ttl), log_(std::move(log)), heartbeat_([this] { beat(); }) {}
+        : store_(store), ttl_(ttl), log_(std::move(log)) {
+        heartbeat_.start(ttl_ / 3, [this] { beat(); });
+    }
 
     postgres_session_leases(const postgres_session_leases&) = delete;
     postgres_session_leases& operator=(const postgres_session_leases&) = delete;
     ~postgres_session_leases() {
-        {
-            std::lock_guard l(mu_);
-            stopping_ = true;
-        }
-        wake_.notify_all();
-        heartbeat_.join();
+        heartbeat_.stop();
         for (auto& [key, h] : held_) {
             try {
                 store_.release(h);
@@ -99,23 +95,20 @@ private:
         if (last_seen_.size() > 100'000) last_seen_.clear();  // a bound: forgetting only costs a reload
     }
 
-    void beat() {
-        std::unique_lock l(mu_);
-        while (!stopping_) {
-            wake_.wait_for(l, ttl_ / 3, [&] { return stopping_; });
-            if (stopping_) break;
-            std::vector<session_lease> now;
+    /// Every third of the TTL (on the heartbeat thread): renews the leases held.
+    void beat() noexcept {
+        std::vector<session_lease> now;
+        {
+            std::lock_guard l(mu_);
             now.reserve(held_.size());
             for (const auto& [key, h] : held_) now.push_back(h);
-            l.unlock();
-            for (const session_lease& h : now) {
-                try {
-                    if (!store_.renew(h)) log_to(log_, log_level::error, "postgres_session_leases: a lease was lost (expired or taken): its writes are fenced off");
-                } catch (const std::exception& e) {
-                    log_to(log_, log_level::warn, std::string("postgres_session_leases: renewing failed: ") + e.what());
-                }
+        }
+        for (const session_lease& h : now) {
+            try {
+                if (!store_.renew(h)) log_to(log_, log_level::error, "postgres_session_leases: a lease was lost (expired or taken): its writes are fenced off");
+            } catch (const std::exception& e) {
+                log_to(log_, log_level::warn, std::string("postgres_session_leases: renewing failed: ") + e.what());
             }
-            l.lock();
         }
     }
 
@@ -123,11 +116,9 @@ private:
     std::chrono::milliseconds ttl_;
     log_sink log_;
     mutable std::mutex mu_;
-    std::condition_variable wake_;
-    bool stopping_ = false;
     std::unordered_map<std::string, session_lease> held_;
     std::unordered_map<std::string, history_version> last_seen_;
-    std::thread heartbeat_;  // last: starts after every other member exists
+    detail::periodic_worker heartbeat_;  // last: stops first
 };
 
 } // namespace ania

@@ -2,6 +2,7 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
@@ -46,5 +47,15 @@ struct session_counters {
     std::uint64_t skipped_busy = 0;    ///< chosen by the policy, kept because it was responding, queued or touched
     std::uint64_t dropped_pending = 0; ///< messages dropped from a full queue
 };
+
+namespace detail {
+/// The counters as the cache updates them (relaxed: they are statistics, read as a snapshot).
+struct session_counter_cells {
+    std::atomic<std::uint64_t> created{0}, evicted_idle{0}, evicted_lru{0}, cleared{0}, skipped_busy{0}, dropped_pending{0};
+    [[nodiscard]] session_counters snapshot() const noexcept {
+        return {created.load(), evicted_idle.load(), evicted_lru.load(), cleared.load(), skipped_busy.load(), dropped_pending.load()};
+    }
+};
+} // namespace detail
 
 } // namespace ania
