@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # scripts/compile_time.sh -- how long g++ -O0 takes for a TU that includes only <nlohmann/json.hpp>, one that
 # includes <ania/ania.hpp>, tests/compile_time/quickstart_types.cpp (every part the quickstart composes,
-# constructed), quickstart_agent.cpp (the same with its agent, and one turn) and examples/quickstart.cpp (with
-# its printing too: the JSON API), each in header-only mode and in
+# constructed), quickstart_agent.cpp (the same with its agent, and one turn), examples/quickstart.cpp (with
+# its printing too: the JSON API) and examples/hello_bot.cpp (the README's first bot), each in header-only mode and in
 # compiled mode (-DANIA_COMPILED_LIB: what a user of dependency('ania-compiled') compiles); median of 3 runs
 # each, and the ratios to the nlohmann-only TU. Not part of the test suite (a timing is not an assertion); run
 # it before and after a change to the headers.
@@ -62,4 +62,7 @@ for mode in header-only compiled; do
   # The quickstart itself: its agent (basic_agent over its traits), its printing (the JSON API) and all.
   t=$(median "$root/examples/quickstart.cpp" "${flags[@]}")
   printf '%-34s %6s s  %s x\n' "examples/quickstart.cpp ($mode)" "$t" "$(python3 -c "print(f'{$t / $base:.2f}')")"
+  # The README's first bot: ania::bot (openai::client over one SQLite file, memory, sessions).
+  t=$(median "$root/examples/hello_bot.cpp" "${flags[@]}")
+  printf '%-34s %6s s  %s x\n' "examples/hello_bot.cpp ($mode)" "$t" "$(python3 -c "print(f'{$t / $base:.2f}')")"
 done

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <ania/detail/linkage.hpp>
+#include <ania/fwd.hpp>
 #include <ania/version.hpp>
 #include <ania/error.hpp>
 #include <ania/log.hpp>

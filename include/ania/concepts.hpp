@@ -1,4 +1,7 @@
-// ania/concepts.hpp -- the policy contracts: every concept a part of ania is written against.
+// ania/concepts.hpp -- the policy contracts: every concept a part of ania is written against, and nothing
+// else. The types they speak of live with their owners: <ania/message.hpp>, <ania/chat_request.hpp> and
+// <ania/completion.hpp> (a model call), <ania/compressor/compression.hpp>, <ania/session/resident.hpp> (what
+// an eviction policy sees).
 // SPDX-License-Identifier: MIT
 //
 // Each concept has an archetype: the least a type must have to model it (declared, never defined; for
@@ -20,11 +23,12 @@
 #include <vector>
 
 
-#include <ania/defaults.hpp>
-
+#include <ania/chat_request.hpp>
+#include <ania/completion.hpp>
+#include <ania/compressor/compression.hpp>
 #include <ania/memory/concepts.hpp>
 #include <ania/message.hpp>
-#include <ania/usage.hpp>
+#include <ania/session/resident.hpp>
 
 namespace ania {
 
@@ -72,158 +76,6 @@ concept calibrating_token_counter = token_counter<C> && requires(C& c, const C& 
     { cc.scale(n) } -> std::convertible_to<std::int64_t>;
 };
 
-/// Why a model call failed, as far as the client could tell. The agent acts on two of them:
-/// `context_length_exceeded` (compress the window and retry the call once) and `cancelled`.
-enum class failure_kind : std::uint8_t {
-    other,                    ///< a client that does not say (the scripted ones, a user's own)
-    network,                  ///< no connection, reset, DNS, TLS: nothing usable arrived
-    timeout,                  ///< connect / total / stall timeout
-    cancelled,                ///< the request's stop token was requested
-    rate_limited,             ///< HTTP 429 that waiting cures (a rate limit, not the quota)
-    quota_exceeded,           ///< the account is out of credit or over its quota (OpenAI insufficient_quota,
-                              ///< Anthropic billing_error): not transient, never retried: add credit, do not wait
-    server,                   ///< HTTP 5xx (529 overloaded too), or an error the server sent inside a 200 answer or stream
-    auth,                     ///< HTTP 401 / 403
-    bad_request,              ///< another 4xx
-    context_length_exceeded,  ///< the prompt does not fit the model (recognised from the provider's error)
-    malformed,                ///< an answer that is not the protocol (bad JSON, no choice, too large)
-};
-
-[[nodiscard]] constexpr std::string_view to_string(failure_kind k) noexcept {
-    switch (k) {
-    case failure_kind::other: return "other";
-    case failure_kind::network: return "network";
-    case failure_kind::timeout: return "timeout";
-    case failure_kind::cancelled: return "cancelled";
-    case failure_kind::rate_limited: return "rate_limited";
-    case failure_kind::quota_exceeded: return "quota_exceeded";
-    case failure_kind::server: return "server";
-    case failure_kind::auth: return "auth";
-    case failure_kind::bad_request: return "bad_request";
-    case failure_kind::context_length_exceeded: return "context_length_exceeded";
-    case failure_kind::malformed: return "malformed";
-    }
-    return "other";
-}
-
-/// The typed part of a failure: what a caller branches on (the readable text is completion::error).
-struct call_failure {
-    failure_kind kind = failure_kind::other;
-    int http_status = 0;        ///< 0: no HTTP answer
-    std::string type;           ///< the provider's error type ("invalid_request_error"), when it sent one
-    std::string code;           ///< the provider's error code ("context_length_exceeded"), when it sent one
-    bool retryable = false;     ///< worth another attempt later (429, 5xx, network); the client's own retries are spent
-    int attempts = 1;           ///< HTTP attempts made, retries included
-};
-
-/// What one chat-completions call returned. A client reports failure as `ok == false` with a readable
-/// `error` (network, HTTP status, malformed body, empty choice) and a typed `cause`, not by throwing;
-/// `used` may hold tokens even on failure (a server that answered, but uselessly).
-struct completion {
-    bool ok = false;
-    message reply;
-    ania::usage used;
-    std::string error;
-    call_failure cause{};         ///< why, typed (meaningful when !ok)
-    std::string finish_reason{};  ///< "stop", "tool_calls", "length", ... as the provider said (may be empty)
-
-    [[nodiscard]] static completion success(message m, ania::usage u = {}) {
-        completion c;
-        c.ok = true;
-        c.reply = std::move(m);
-        c.used = u;
-        return c;
-    }
-    [[nodiscard]] static completion failure_of(std::string why, call_failure f, ania::usage u = {}) {
-        completion c;
-        c.used = u;
-        c.error = std::move(why);
-        c.cause = std::move(f);
-        return c;
-    }
-    [[nodiscard]] static completion failure(std::string why, ania::usage u = {}) {
-        return failure_of(std::move(why), {}, u);
-    }
-};
-
-struct tool;  // <ania/tool.hpp>: a request refers to the agent's tools, it does not need their definition here
-
-/// The messages of a request as up to three contiguous segments, read in order: the base prompt, the
-/// history (the window's own storage) and this turn. An agent sends a history of 10,000 messages without
-/// copying it (SPEC §1 makes history the bulk of every request); a client walks it or serialises it once.
-class message_sequence {
-public:
-    message_sequence() noexcept = default;
-    message_sequence(std::span<const message> only) noexcept : seg_{only, {}, {}} {}  // NOLINT: a span is a sequence
-    message_sequence(std::span<const message> a, std::span<const message> b, std::span<const message> c = {}) noexcept
-        : seg_{a, b, c} {}
-
-    class iterator {
-    public:
-        using iterator_category = std::forward_iterator_tag;
-        using value_type = message;
-        using difference_type = std::ptrdiff_t;
-        using pointer = const message*;
-        using reference = const message&;
-        iterator() noexcept = default;
-        reference operator*() const noexcept { return s_->seg_[k_][i_]; }
-        pointer operator->() const noexcept { return &**this; }
-        iterator& operator++() noexcept {
-            if (++i_ == s_->seg_[k_].size()) skip();
-            return *this;
-        }
-        iterator operator++(int) noexcept {
-            iterator t = *this;
-            ++*this;
-            return t;
-        }
-        friend bool operator==(const iterator& a, const iterator& b) noexcept { return a.k_ == b.k_ && a.i_ == b.i_; }
-
-    private:
-        friend class message_sequence;
-        iterator(const message_sequence* s, std::size_t k) noexcept : s_(s), k_(k) {
-            if (k_ < 3 && s_->seg_[k_].empty()) skip();
-        }
-        void skip() noexcept {
-            i_ = 0;
-            while (++k_ < 3 && s_->seg_[k_].empty()) {}
-        }
-        const message_sequence* s_ = nullptr;
-        std::size_t k_ = 3, i_ = 0;
-    };
-
-    [[nodiscard]] iterator begin() const noexcept { return {this, 0}; }
-    [[nodiscard]] iterator end() const noexcept { return {this, 3}; }
-    [[nodiscard]] std::size_t size() const noexcept { return seg_[0].size() + seg_[1].size() + seg_[2].size(); }
-    [[nodiscard]] bool empty() const noexcept { return size() == 0; }
-    [[nodiscard]] const message& operator[](std::size_t i) const noexcept {
-        for (const auto& s : seg_) {
-            if (i < s.size()) return s[i];
-            i -= s.size();
-        }
-        return seg_[2][i];  // out of range: as a span's operator[] (undefined)
-    }
-    [[nodiscard]] const message& front() const noexcept { return *begin(); }
-    [[nodiscard]] const message& back() const noexcept {
-        return !seg_[2].empty() ? seg_[2].back() : !seg_[1].empty() ? seg_[1].back() : seg_[0].back();
-    }
-    /// The segments (some may be empty), for a client that serialises span by span.
-    [[nodiscard]] std::span<const std::span<const message>, 3> segments() const noexcept { return seg_; }
-    /// A copy as one vector (tests, a client that must own the request).
-    [[nodiscard]] std::vector<message> to_vector() const { return {begin(), end()}; }
-
-private:
-    std::span<const message> seg_[3];
-};
-
-/// One chat-completions request: the messages, the tools the model may call (empty: none) and the turn's
-/// stop token (a client aborts a transfer when it is requested). Everything is borrowed for the call.
-struct chat_request {
-    message_sequence messages;
-    std::span<const tool> tools{};
-    std::stop_token stop{};
-};
-
 /// An LLM behind the OpenAI chat-completions protocol: a request in, the assistant message and its usage out.
 /// `complete` blocks until the reply is there. Failures are values (see `completion`); an exception that
 /// escapes anyway is caught by ania's callers and treated as a failure. Which model, endpoint and limits a
@@ -235,83 +87,12 @@ concept chat_client = requires(C& c, const chat_request& request) {
     { c.complete(request) } -> std::same_as<completion>;
 };
 
-/// What a compressor is given: the history, and (when the caller has them) its cached token counts as prefix
-/// sums, size `history.size() + 1` (or empty): `prefix_tokens[j] - prefix_tokens[i]` = tokens of
-/// `history[i..j)`. `prefix_tokens[0]` need not be 0.
-struct compress_input {
-    std::span<const message> history;
-    std::span<const std::int64_t> prefix_tokens;
-};
-
-/// A compressor's answer. The new history is `prefix` followed by `history[keep_from..]`, so a truncation
-/// is just an offset (no message is copied) and a summary is one new message. On failure (`ok == false`)
-/// the history is left as it was; `used` counts the tokens spent either way.
-struct compression_result {
-    bool ok = false;
-    std::size_t keep_from = 0;
-    std::vector<message> prefix;
-    ania::usage used;
-    std::string error;
-
-    // Built member by member: a braced {true, from, {}, {}, {}} costs 5x more here (GCC 12 materialises
-    // and moves the empty members), and truncation is on the hot path.
-    [[nodiscard]] static compression_result keep_suffix(std::size_t from) noexcept {
-        compression_result r;
-        r.ok = true;
-        r.keep_from = from;
-        return r;
-    }
-    [[nodiscard]] static compression_result failure(std::string why, ania::usage u = {}) noexcept {
-        compression_result r;
-        r.used = u;
-        r.error = std::move(why);
-        return r;
-    }
-};
-
 /// Shrinks a history (SPEC §1). `compress` may call an LLM and so may block for seconds; it must not throw
 /// for expected failures (return `compression_result::failure`). The result must be a valid transcript
 /// whenever the input is (see ania/transcript.hpp); maybe_compress checks and repairs anyway.
 template <class P>
 concept compressor = requires(P& p, const compress_input& in) {
     { p.compress(in) } -> std::same_as<compression_result>;
-};
-
-/// Why a session left the cache.
-enum class evict_reason : std::uint8_t {
-    idle,     ///< idle longer than session.max_idle_minutes
-    lru,      ///< more than session.max_sessions resident: the least recently active went
-    cleared,  ///< group auto-clear (session.group_auto_clear) or an explicit clear
-};
-
-[[nodiscard]] constexpr std::string_view to_string(evict_reason r) noexcept {
-    switch (r) {
-    case evict_reason::idle: return "idle";
-    case evict_reason::lru: return "lru";
-    case evict_reason::cleared: return "cleared";
-    }
-    return "idle";
-}
-
-/// What an eviction policy sees of one resident session at a tick. `last_active` counts the cache clock's
-/// ticks (nanoseconds); only interactions addressed to the AI move it.
-struct resident_session {
-    std::string_view key;
-    std::int64_t last_active;
-    std::size_t messages;  ///< in the session's window (0 when its agent is not built yet)
-    std::size_t bytes = 0; ///< about what its window holds in RAM (token_window::resident_bytes)
-};
-
-/// One choice of a policy: the index into the span it was given, and why.
-struct eviction_choice {
-    std::size_t index;
-    evict_reason why;
-};
-
-/// The limits of SPEC §3, as the session cache and its eviction policies read them.
-struct session_limits {
-    std::chrono::nanoseconds max_idle = std::chrono::minutes(defaults::session_max_idle_minutes);  ///< 0 disables
-    std::size_t max_sessions = static_cast<std::size_t>(defaults::session_max_sessions);          ///< 0 disables
 };
 
 /// Chooses, at each janitor tick, the sessions to evict. `select` appends its choices (each index at most

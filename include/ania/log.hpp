@@ -33,6 +33,16 @@ using log_sink = std::function<void(log_level, std::string_view)>;
 /// Calls `sink` if set; logging never throws into the caller (spdlog's stance).
 ANIA_INLINE void log_to(const log_sink& sink, log_level l, std::string_view text) noexcept;
 
+/// The default log policy: "ania [level] text" lines on stderr, warn and above.
+struct stderr_log {
+    log_level min = log_level::warn;
+    void operator()(log_level l, std::string_view text) const {
+        if (l < min) return;
+        std::fprintf(stderr, "ania [%.*s] %.*s\n", static_cast<int>(to_string(l).size()), to_string(l).data(),
+                     static_cast<int>(text.size()), text.data());
+    }
+};
+
 } // namespace ania
 
 #if ANIA_HEADER_ONLY

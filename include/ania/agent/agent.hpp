@@ -53,16 +53,14 @@ class basic_agent : private detail::agent_slot_checks<Traits> {
 public:
     using traits = Traits;
     using client_type = typename checked::client;
-    using store_type = typename checked::store;
-    using writer_type = background_writer<store_type>;
-    using counter_type = typename checked::counter;
     using compressor_type = typename checked::compressor;
-    using images_type = typename checked::images;
-    using tools_type = typename checked::tools;
-    using hooks_type = typename checked::hooks;
-    using events_type = typename checked::events;
-    using log_type = typename checked::log;
-    using clock_type = typename checked::clock;
+    /// store_type, token_counter_type, images_type, tools_type, hooks_type, events_type, log_type, clock_type:
+    /// the slots of ANIA_AGENT_POLICY_SLOTS (traits.hpp), each as checked.
+#define ANIA_SLOT_TYPE(slot, ...) using slot##_type = typename checked::slot;
+    ANIA_AGENT_POLICY_SLOTS(ANIA_SLOT_TYPE)
+#undef ANIA_SLOT_TYPE
+    using counter_type = token_counter_type;
+    using writer_type = background_writer<store_type>;
     using window_type = token_window<counter_type>;
 
     /// The stateful parts. `client` is required; the rest have defaults:

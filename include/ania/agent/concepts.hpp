@@ -2,12 +2,12 @@
 // SPDX-License-Identifier: MIT
 //
 // The contracts of the parts an agent is built from (store, client, compressor, token counter) are in
-// <ania/concepts.hpp>; these are the ones only an agent uses. Each has an archetype, as there.
+// <ania/concepts.hpp>; these are the ones only an agent uses. Each has an archetype, as there. The default
+// policies are with their kind: stderr_log in <ania/log.hpp>, steady_clock_policy in <ania/agent/clock.hpp>.
 #pragma once
 
 #include <chrono>
 #include <concepts>
-#include <cstdio>
 #include <span>
 #include <string>
 #include <string_view>
@@ -17,7 +17,8 @@
 #include <ania/agent/hooks.hpp>
 #include <ania/agent/images.hpp>
 #include <ania/agent/tool_registry.hpp>
-#include <ania/log.hpp>
+#include <ania/agent/clock.hpp>
+#include <ania/log.hpp>  // stderr_log
 
 namespace ania {
 
@@ -68,23 +69,6 @@ concept log_policy = std::copy_constructible<L> && requires(const L& l, log_leve
 template <class C>
 concept agent_clock = requires { typename C::duration; } && requires(C& c) {
     { c.now() } -> std::convertible_to<typename C::time_point>;
-};
-
-/// The default log policy: "ania [level] text" lines on stderr, warn and above.
-struct stderr_log {
-    log_level min = log_level::warn;
-    void operator()(log_level l, std::string_view text) const {
-        if (l < min) return;
-        std::fprintf(stderr, "ania [%.*s] %.*s\n", static_cast<int>(to_string(l).size()), to_string(l).data(),
-                     static_cast<int>(text.size()), text.data());
-    }
-};
-
-/// The default clock: std::chrono::steady_clock as a policy object.
-struct steady_clock_policy {
-    using duration = std::chrono::steady_clock::duration;
-    using time_point = std::chrono::steady_clock::time_point;
-    [[nodiscard]] time_point now() const noexcept { return std::chrono::steady_clock::now(); }
 };
 
 // ---- archetypes ----------------------------------------------------------------------------------------

@@ -27,16 +27,11 @@ struct slot_base {};
         using type = T;                      \
         using key = name<void>;              \
     }
-ANIA_AGENT_SLOT(token_counter);
-ANIA_AGENT_SLOT(compressor);
-ANIA_AGENT_SLOT(store);
 ANIA_AGENT_SLOT(client);
-ANIA_AGENT_SLOT(images);
-ANIA_AGENT_SLOT(tools);
-ANIA_AGENT_SLOT(hooks);
-ANIA_AGENT_SLOT(events);
-ANIA_AGENT_SLOT(log);
-ANIA_AGENT_SLOT(clock);
+ANIA_AGENT_SLOT(compressor);
+#define ANIA_SLOT_NAME(slot, ...) ANIA_AGENT_SLOT(slot);
+ANIA_AGENT_POLICY_SLOTS(ANIA_SLOT_NAME)  // the rest of the slot list (traits.hpp)
+#undef ANIA_SLOT_NAME
 #undef ANIA_AGENT_SLOT
 
 } // namespace slot
@@ -88,16 +83,11 @@ private:
     using d = default_agent_traits;
 
 public:
-    using token_counter = pick<slot::token_counter, d::token_counter>;
-    using compressor = pick<slot::compressor, d::compressor>;
-    using store = pick<slot::store, d::store>;
     using client = pick<slot::client, d::client>;
-    using images = pick<slot::images, d::images>;
-    using tools = pick<slot::tools, d::tools>;
-    using hooks = pick<slot::hooks, d::hooks>;
-    using events = pick<slot::events, d::events>;
-    using log = pick<slot::log, d::log>;
-    using clock = pick<slot::clock, d::clock>;
+    using compressor = pick<slot::compressor, d::compressor>;
+#define ANIA_SLOT_PICK(slot_, ...) using slot_ = pick<slot::slot_, d::slot_>;
+    ANIA_AGENT_POLICY_SLOTS(ANIA_SLOT_PICK)
+#undef ANIA_SLOT_PICK
 };
 
 /// The agent type with these slots, in any order; every other slot has its default.

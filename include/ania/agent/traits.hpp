@@ -9,6 +9,8 @@
 #include <ania/compressor/default_compressor.hpp>
 #include <ania/concepts.hpp>
 #include <ania/context/token_counter.hpp>
+#include <ania/agent/clock.hpp>
+#include <ania/log.hpp>
 #include <ania/store/ram_store.hpp>
 
 namespace ania {
@@ -19,20 +21,40 @@ struct spec_compressor {};
 /// Tag for the `client` slot of default_agent_traits: there is no default model; a Traits must name one.
 struct no_client {};
 
+/// The slot list, written once: every place that needs the slots (the defaults below, the checks, the
+/// checked traits, the agent's type names, the named-slot form of slots.hpp) expands it, so a new slot is one
+/// line here (and, if it holds state, a member of basic_agent::parts). Each entry:
+/// X(slot, default, concept it must model, what replaces it when it does not (so that the failed assertion is
+///   the only error), what the concept asks, the header of the concept).
+/// `client` and `compressor` are not in it: the client has no default, the compressor's default is built from
+/// the clients (spec_compressor).
+#define ANIA_AGENT_POLICY_SLOTS(X)                                                                                   \
+    X(token_counter, char_class_counter, token_counter, token_counter_archetype,                                   \
+      "std::int64_t count(const message&) const noexcept", "ania/concepts.hpp")                                    \
+    X(store, ram_store, history_store, history_store_archetype, "load, append, replace, clear", "ania/concepts.hpp") \
+    X(images, multimodal, image_policy, image_policy_archetype, "prepare_user, from_tool", "ania/agent/concepts.hpp") \
+    X(tools, tool_registry, tool_source, tool_registry, "tools, run, add, remove", "ania/agent/concepts.hpp")      \
+    X(hooks, hook_set, agent_hooks, no_hooks,                                                                       \
+      "session_start, user_prompt_submit, pre_tool_use, post_tool_use, stop, pre_compact", "ania/agent/concepts.hpp") \
+    X(events, no_events, event_sink, no_events, "callable with compression_event, repair_event, persistence_event", \
+      "ania/agent/concepts.hpp")                                                                                    \
+    X(log, stderr_log, log_policy, stderr_log, "void operator()(log_level, std::string_view) const",              \
+      "ania/agent/concepts.hpp")                                                                                    \
+    X(clock, steady_clock_policy, agent_clock, steady_clock_policy, "now()", "ania/agent/concepts.hpp")
+
 /// The slots and their defaults. Override by name:
 /// `struct my_traits : ania::default_agent_traits { using store = ania::sqlite_store; using client = my_client; };`
 /// or with the named-slot form `ania::agent_of<ania::slot::store<ania::sqlite_store>, ania::slot::client<my_client>>`.
+/// token_counter: the window's estimate (SPEC §1); store: the history_store behind the agent's
+/// background_writer; images: multimodal, or describe_images<Vision>; tools: static tools + tools added at run
+/// time; hooks: in-process hooks (no_hooks: none at all); events: typed context events (no_events: compiled
+/// out); log: a log_policy; clock: a turn's duration.
 struct default_agent_traits {
-    using token_counter = char_class_counter;  ///< token_counter: the window's estimate (SPEC §1)
-    using compressor = spec_compressor;        ///< compressor, or spec_compressor
-    using store = ram_store;                ///< history_store behind the agent's background_writer
     using client = no_client;                  ///< chat_client: the main model (required)
-    using images = multimodal;                 ///< image_policy: multimodal, or describe_images<Vision>
-    using tools = tool_registry;               ///< tool_source: static tools + tools added at run time
-    using hooks = hook_set;                    ///< agent_hooks: in-process hooks (no_hooks: none at all)
-    using events = no_events;                  ///< event_sink: typed context events (no_events: compiled out)
-    using log = stderr_log;                    ///< log_policy
-    using clock = steady_clock_policy;         ///< agent_clock: a turn's duration
+    using compressor = spec_compressor;        ///< compressor, or spec_compressor
+#define ANIA_SLOT_DEFAULT(slot, dflt, ...) using slot = dflt;
+    ANIA_AGENT_POLICY_SLOTS(ANIA_SLOT_DEFAULT)
+#undef ANIA_SLOT_DEFAULT
 };
 
 namespace detail {
@@ -52,39 +74,14 @@ struct agent_slot_checks {
                   "ania::basic_agent: Traits::client does not model ania::chat_client "
                   "(completion complete(const chat_request&)); see ania/concepts.hpp");
 
-    static_assert(history_store<typename Traits::store>,
-                  "ania::basic_agent: Traits::store does not model ania::history_store "
-                  "(load, append, replace, clear); see ania/concepts.hpp");
-
-    static_assert(token_counter<typename Traits::token_counter>,
-                  "ania::basic_agent: Traits::token_counter does not model ania::token_counter "
-                  "(std::int64_t count(const message&) const noexcept); see ania/concepts.hpp");
     static_assert(spec_compression || ania::compressor<typename Traits::compressor>,
                   "ania::basic_agent: Traits::compressor does not model ania::compressor "
                   "(compression_result compress(const compress_input&)); see ania/concepts.hpp");
-
-    static_assert(image_policy<typename Traits::images>,
-                  "ania::basic_agent: Traits::images does not model ania::image_policy "
-                  "(prepare_user, from_tool); see ania/agent/concepts.hpp");
-
-    static_assert(tool_source<typename Traits::tools>,
-                  "ania::basic_agent: Traits::tools does not model ania::tool_source "
-                  "(tools, run, add, remove); see ania/agent/concepts.hpp");
-
-    static_assert(agent_hooks<typename Traits::hooks>,
-                  "ania::basic_agent: Traits::hooks does not model ania::agent_hooks "
-                  "(session_start, user_prompt_submit, pre_tool_use, post_tool_use, stop, pre_compact); see ania/agent/concepts.hpp");
-
-    static_assert(event_sink<typename Traits::events>,
-                  "ania::basic_agent: Traits::events does not model ania::event_sink "
-                  "(callable with compression_event, repair_event, persistence_event); see ania/agent/concepts.hpp");
-
-    static_assert(log_policy<typename Traits::log>,
-                  "ania::basic_agent: Traits::log does not model ania::log_policy "
-                  "(void operator()(log_level, std::string_view) const); see ania/agent/concepts.hpp");
-
-    static_assert(agent_clock<typename Traits::clock>,
-                  "ania::basic_agent: Traits::clock does not model ania::agent_clock (now()); see ania/agent/concepts.hpp");
+#define ANIA_SLOT_CHECK(slot, dflt, concept_, fallback, asks, where)                                             \
+    static_assert(::ania::concept_<typename Traits::slot>, "ania::basic_agent: Traits::" #slot                     \
+                                                           " does not model ania::" #concept_ " (" asks "); see " where);
+    ANIA_AGENT_POLICY_SLOTS(ANIA_SLOT_CHECK)
+#undef ANIA_SLOT_CHECK
 };
 
 /// The slots of `Traits`, each one its archetype (or default) when it fails its concept.
@@ -92,20 +89,15 @@ template <class Traits>
 struct checked_agent_traits {
     using raw_client = typename Traits::client;
     using client = std::conditional_t<chat_client<raw_client>, raw_client, chat_client_archetype>;
-    using store = std::conditional_t<history_store<typename Traits::store>, typename Traits::store, history_store_archetype>;
-    using counter = std::conditional_t<token_counter<typename Traits::token_counter>, typename Traits::token_counter,
-                                       token_counter_archetype>;
+#define ANIA_SLOT_CHECKED(slot, dflt, concept_, fallback, ...) \
+    using slot = std::conditional_t<::ania::concept_<typename Traits::slot>, typename Traits::slot, fallback>;
+    ANIA_AGENT_POLICY_SLOTS(ANIA_SLOT_CHECKED)
+#undef ANIA_SLOT_CHECKED
 
     static constexpr bool spec_compression = std::is_same_v<typename Traits::compressor, spec_compressor>;
     using compressor = std::conditional_t<spec_compression, default_compressor<client>,
                                           std::conditional_t<ania::compressor<typename Traits::compressor>,
                                                              typename Traits::compressor, compressor_archetype>>;
-    using images = std::conditional_t<image_policy<typename Traits::images>, typename Traits::images, image_policy_archetype>;
-    using tools = std::conditional_t<tool_source<typename Traits::tools>, typename Traits::tools, tool_registry>;
-    using hooks = std::conditional_t<agent_hooks<typename Traits::hooks>, typename Traits::hooks, no_hooks>;
-    using events = std::conditional_t<event_sink<typename Traits::events>, typename Traits::events, no_events>;
-    using log = std::conditional_t<log_policy<typename Traits::log>, typename Traits::log, stderr_log>;
-    using clock = std::conditional_t<agent_clock<typename Traits::clock>, typename Traits::clock, steady_clock_policy>;
 };
 
 } // namespace detail
