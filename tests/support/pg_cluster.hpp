@@ -15,6 +15,8 @@
 
 #include <unistd.h>
 
+#include <libpq-fe.h>
+
 namespace ania_test {
 
 class pg_cluster {
@@ -76,9 +78,14 @@ private:
               dir_ + "/pgbouncer.pid\n");
         run(as_ + exe + " -d -q " + dir_ + "/pgbouncer.ini");
         pooled_ = true;
-        // -d returns once it forked; wait for the socket.
-        for (int i = 0; i < 500 && !std::filesystem::exists(dir_ + "/.s.PGSQL.6432"); ++i) ::usleep(10'000);
-        if (!std::filesystem::exists(dir_ + "/.s.PGSQL.6432")) throw std::runtime_error("pg_cluster: PgBouncer did not start (see its log)");
+        // -d returns once it forked; wait until it accepts connections (its socket file exists from bind(), a
+        // moment before listen(): a connection then is refused, which failed a whole run once).
+        bool up = false;
+        for (int i = 0; i < 500 && !up; ++i) {
+            up = ::PQping(dsn().c_str()) == PQPING_OK;
+            if (!up) ::usleep(10'000);
+        }
+        if (!up) throw std::runtime_error("pg_cluster: PgBouncer did not start (see its log)");
     }
     static void write(const std::string& path, const std::string& text) {
         std::FILE* f = std::fopen(path.c_str(), "w");

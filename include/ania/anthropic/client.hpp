@@ -3,14 +3,15 @@
 //
 //     ania::anthropic::client claude({.api_key = key, .model = "claude-sonnet-4-5"});
 //
-// The same chat_client as openai::client: an agent switches provider by changing its client slot. How ania's
-// messages map to Messages blocks is in <ania/anthropic/wire.hpp>. Transport, retries (429, 5xx including
-// 529 "overloaded"), timeouts, cancellation, thread safety and key handling are openai::client's.
+// The same chat_client as openai::client (both are http::model_client, over their protocols): an agent switches
+// provider by changing its client slot. How ania's messages map to Messages blocks is in
+// <ania/anthropic/wire.hpp>. Transport, retries (429, 5xx including 529 "overloaded"), timeouts, cancellation,
+// thread safety and key handling are http::model_client's.
 #pragma once
 
 #include <chrono>
 #include <functional>
-#include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -18,13 +19,10 @@
 
 #include <ania/anthropic/wire.hpp>
 #include <ania/concepts.hpp>
-#include <ania/http/call.hpp>
-#include <ania/http/curl.hpp>
+#include <ania/http/model_client.hpp>
 #include <ania/http/retry.hpp>
-#include <ania/http/sse.hpp>
 #include <ania/json.hpp>
 #include <ania/log.hpp>
-#include <ania/openai/wire.hpp>
 
 namespace ania::anthropic {
 
@@ -45,49 +43,36 @@ struct client_options {
     std::function<void(std::string_view)> on_text{};
 };
 
-class client {
+/// The Messages protocol for http::model_client: POST .../messages, x-api-key and anthropic-version, the body
+/// of wire.hpp (cache_control placement included), its answer parser and event-stream accumulator. A stream
+/// that is not an event stream is not read as a plain answer (the Messages API always streams when asked).
+struct protocol {
+    using options = client_options;
+    using body_options = anthropic::body_options;
+    using stream_accumulator = anthropic::stream_accumulator;
+    static constexpr std::string_view path = "/messages";
+    static void headers(const options& o, std::vector<std::string>& out) {
+        out.push_back("anthropic-version: " + o.version);
+        if (!o.api_key.empty()) out.push_back("x-api-key: " + o.api_key);
+    }
+    [[nodiscard]] static body_options body(const options& o) {
+        body_options b;
+        b.model = o.model;
+        b.max_tokens = o.max_tokens;
+        b.stream = o.stream;
+        b.cache_prompt = o.cache_prompt;
+        b.extra = o.extra;
+        return b;
+    }
+    [[nodiscard]] static std::string request_body(const chat_request& r, const body_options& b) { return anthropic::request_body(r, b); }
+    [[nodiscard]] static completion parse_answer(std::string_view body, const parse_limits& lim) { return anthropic::parse_answer(body, lim); }
+    [[nodiscard]] static std::optional<completion> plain_in_stream(std::string_view, const parse_limits&) { return std::nullopt; }
+};
+
+/// A chat_client for the Anthropic Messages API: http::model_client over its protocol.
+class client : public http::model_client<protocol> {
 public:
-    explicit client(client_options opt) : opt_(std::move(opt)), pool_(std::make_shared<http::handle_pool>()) {
-        call_.url = http::endpoint(opt_.base_url, "/messages");
-        call_.headers.push_back("Content-Type: application/json");
-        call_.headers.push_back("anthropic-version: " + opt_.version);
-        if (!opt_.api_key.empty()) call_.headers.push_back("x-api-key: " + opt_.api_key);
-        if (opt_.stream) call_.headers.push_back("Accept: text/event-stream");
-        for (const std::string& h : opt_.headers) call_.headers.push_back(h);
-        call_.limits = opt_.timeouts;
-        call_.max_answer_bytes = opt_.max_answer_bytes;
-        body_.model = opt_.model;
-        body_.max_tokens = opt_.max_tokens;
-        body_.stream = opt_.stream;
-        body_.cache_prompt = opt_.cache_prompt;
-        body_.extra = opt_.extra;
-    }
-
-    [[nodiscard]] completion complete(const chat_request& request) {
-        std::string body;
-        try {
-            body = request_body(request, body_);
-        } catch (const std::exception& e) {
-            return completion::failure_of(std::string("the request could not be written: ") + e.what(), {});
-        }
-        const auto error_of = [](int status, std::string_view b) { return openai::error_answer(status, b); };
-        return http::with_retries(opt_.retry, request.stop, opt_.log, opt_.api_key, [&] {
-            if (!opt_.stream)
-                return call_.plain(*pool_, body, request.stop, error_of,
-                                   [](std::string_view b, const parse_limits& lim) { return parse_answer(b, lim); });
-            stream_accumulator acc(call_.answer_limits());
-            return call_.streamed(*pool_, body, request.stop, acc, opt_.on_text, error_of,
-                                  [](std::string_view, const parse_limits&) { return std::optional<completion>(); });
-        });
-    }
-
-    [[nodiscard]] const client_options& options() const noexcept { return opt_; }
-
-private:
-    client_options opt_;
-    std::shared_ptr<http::handle_pool> pool_;
-    http::endpoint_call call_;
-    body_options body_;
+    using model_client::model_client;
 };
 
 static_assert(chat_client<client>);

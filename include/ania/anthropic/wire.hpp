@@ -24,7 +24,7 @@
 #include <ania/http/sse.hpp>
 #include <ania/json.hpp>
 #include <ania/message.hpp>
-#include <ania/openai/wire.hpp>
+#include <ania/http/answer.hpp>
 #include <ania/text/utf8.hpp>
 #include <ania/tool.hpp>
 
@@ -175,17 +175,17 @@ struct usage_sum {
 [[nodiscard]] inline completion parse_answer(std::string_view body, const parse_limits& limits = {}) {
     json j;
     try {
-        j = openai::detail::parse_body(body, limits);
+        j = http::detail::parse_body(body, limits);
     } catch (const std::exception& e) {
-        return openai::malformed_answer(e.what());
+        return http::malformed_answer(e.what());
     }
-    if (!j.is_object()) return openai::malformed_answer("not a JSON object");
-    if (j.value("type", std::string()) == "error" || (j.contains("error") && !j["error"].is_null())) return openai::error_answer(200, body);
+    if (!j.is_object()) return http::malformed_answer("not a JSON object");
+    if (j.value("type", std::string()) == "error" || (j.contains("error") && !j["error"].is_null())) return http::error_answer(200, body);
     detail::usage_sum u;
     if (const auto it = j.find("usage"); it != j.end()) u.add(*it);
     const auto content = j.find("content");
     if (content == j.end() || !content->is_array())
-        return completion::failure_of("malformed answer: no content", openai::malformed_failure(), u.get());
+        return completion::failure_of("malformed answer: no content", http::malformed_failure(), u.get());
     message m;
     m.role = role::assistant;
     std::string thinking;
@@ -224,13 +224,13 @@ public:
         if (http::is_keep_alive(data)) return true;
         json j;
         try {
-            j = openai::detail::parse_body(data, limits_);
+            j = http::detail::parse_body(data, limits_);
         } catch (const std::exception& e) {
-            return fail(openai::malformed_answer(std::string("a stream event: ") + e.what()));
+            return fail(http::malformed_answer(std::string("a stream event: ") + e.what()));
         }
-        if (!j.is_object()) return fail(openai::malformed_answer("a stream event is not a JSON object"));
+        if (!j.is_object()) return fail(http::malformed_answer("a stream event is not a JSON object"));
         const std::string type = j.value("type", std::string());
-        if (type == "error") return fail(openai::error_answer(200, data));
+        if (type == "error") return fail(http::error_answer(200, data));
         if (type == "message_start") {
             started_ = true;
             if (j.contains("message") && j["message"].is_object() && j["message"].contains("usage")) used_.add(j["message"]["usage"]);
@@ -281,7 +281,7 @@ public:
             failure_.used = used_.get();
             return std::move(failure_);
         }
-        if (!started_) return completion::failure_of("malformed answer: the stream had no message_start", openai::malformed_failure(), used_.get());
+        if (!started_) return completion::failure_of("malformed answer: the stream had no message_start", http::malformed_failure(), used_.get());
         message m;
         m.role = role::assistant;
         std::string thinking;

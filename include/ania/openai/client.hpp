@@ -4,27 +4,23 @@
 //     ania::openai::client llm({.base_url = "https://api.deepseek.com", .api_key = key, .model = "deepseek-chat"});
 //     ania::completion c = llm.complete({messages, tools, stop});
 //
-// Needs libcurl: `dependency('ania-openai')`. Thread safety: one client may be used from any number of threads
-// at once (and copies share its connections): every call takes its own curl handle from a shared pool, so
-// calls never wait on each other, and a handle goes back to the pool with its connection kept alive.
-// The API key is sent in the Authorization header only; it is removed from every error text and log line
-// the client writes (a server that echoes it back included).
+// Needs libcurl: `dependency('ania-openai')`. The transport (retries, timeouts, cancellation, thread safety,
+// the key kept out of every error and log line) is http::model_client's (<ania/http/model_client.hpp>); this
+// file is the protocol: the options, the Bearer header, wire.hpp's body and parsers.
 #pragma once
 
 #include <chrono>
 #include <cstdint>
 #include <functional>
-#include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
 
 #include <ania/concepts.hpp>
-#include <ania/http/call.hpp>
-#include <ania/http/curl.hpp>
+#include <ania/http/model_client.hpp>
 #include <ania/http/retry.hpp>
-#include <ania/http/sse.hpp>
 #include <ania/json.hpp>
 #include <ania/log.hpp>
 #include <ania/openai/wire.hpp>
@@ -49,48 +45,37 @@ struct client_options {
 };
 
 
-/// A chat_client over HTTP: non-streaming or SSE, retries, timeouts, cancellation (see the file comment).
-class client {
+/// The OpenAI chat-completions protocol for http::model_client: POST .../chat/completions, Bearer auth, the
+/// body of request_body, answers and chunks as wire.hpp reads them (a server that ignores stream:true and
+/// answers with plain JSON is read as such).
+struct protocol {
+    using options = client_options;
+    using body_options = openai::body_options;
+    using stream_accumulator = openai::stream_accumulator;
+    static constexpr std::string_view path = "/chat/completions";
+    static void headers(const options& o, std::vector<std::string>& out) {
+        if (!o.api_key.empty()) out.push_back("Authorization: Bearer " + o.api_key);
+    }
+    [[nodiscard]] static body_options body(const options& o) {
+        body_options b;
+        b.model = o.model;
+        b.stream = o.stream;
+        b.extra = o.extra;
+        b.messages = o.messages;
+        return b;
+    }
+    [[nodiscard]] static std::string request_body(const chat_request& r, const body_options& b) { return openai::request_body(r, b); }
+    [[nodiscard]] static completion parse_answer(std::string_view body, const parse_limits& lim) { return openai::parse_answer(body, lim); }
+    [[nodiscard]] static std::optional<completion> plain_in_stream(std::string_view head, const parse_limits& lim) {
+        return openai::parse_answer(head, lim);
+    }
+};
+
+/// A chat_client for any OpenAI-compatible endpoint: http::model_client over the OpenAI protocol (see the
+/// file comment). A class, not an alias, so that it can be declared ahead (<ania/fwd.hpp>).
+class client : public http::model_client<protocol> {
 public:
-    explicit client(client_options opt) : opt_(std::move(opt)), pool_(std::make_shared<http::handle_pool>()) {
-        call_.url = http::endpoint(opt_.base_url, "/chat/completions");
-        call_.headers.push_back("Content-Type: application/json");
-        if (!opt_.api_key.empty()) call_.headers.push_back("Authorization: Bearer " + opt_.api_key);
-        if (opt_.stream) call_.headers.push_back("Accept: text/event-stream");
-        for (const std::string& h : opt_.headers) call_.headers.push_back(h);
-        call_.limits = opt_.timeouts;
-        call_.max_answer_bytes = opt_.max_answer_bytes;
-        body_.model = opt_.model;
-        body_.stream = opt_.stream;
-        body_.extra = opt_.extra;
-        body_.messages = opt_.messages;
-    }
-
-    [[nodiscard]] completion complete(const chat_request& request) {
-        std::string body;
-        try {
-            body = request_body(request, body_);
-        } catch (const std::exception& e) {  // e.g. a tool definition that cannot be written
-            return completion::failure_of(std::string("the request could not be written: ") + e.what(), {});
-        }
-        const auto error_of = [](int status, std::string_view b) { return error_answer(status, b); };
-        const auto parse = [](std::string_view b, const parse_limits& lim) { return parse_answer(b, lim); };
-        return http::with_retries(opt_.retry, request.stop, opt_.log, opt_.api_key, [&] {
-            if (!opt_.stream) return call_.plain(*pool_, body, request.stop, error_of, parse);
-            stream_accumulator acc(call_.answer_limits());
-            // A server that ignores stream:true answers with plain JSON: read it as such.
-            return call_.streamed(*pool_, body, request.stop, acc, opt_.on_text, error_of,
-                                  [&](std::string_view head, const parse_limits& lim) { return std::optional<completion>(parse(head, lim)); });
-        });
-    }
-
-    [[nodiscard]] const client_options& options() const noexcept { return opt_; }
-
-private:
-    client_options opt_;
-    std::shared_ptr<http::handle_pool> pool_;
-    http::endpoint_call call_;
-    body_options body_;
+    using model_client::model_client;
 };
 
 static_assert(chat_client<client>);

@@ -181,7 +181,7 @@ private:
         try {
             parse_limits lim;
             lim.max_bytes = opt_.max_answer_bytes;
-            j = ania::openai::detail::parse_body(body, lim);
+            j = ania::http::detail::parse_body(body, lim);
         } catch (const std::exception& e) {
             return e.what();
         }
