@@ -61,3 +61,46 @@ TEST_CASE("bot: ania::bot from the configuration alone, against a loopback serve
     REQUIRE_FALSE(stored.empty());
     CHECK(stored.front().text().find("聊了天") != std::string::npos);
 }
+
+#include <ania/bot/anthropic.hpp>
+
+TEST_CASE("bot: an Anthropic bot from the configuration alone, against a loopback Messages server", "[bot][anthropic]") {
+    ania_test::scripted_server s;
+    std::mutex mu;
+    std::vector<std::string> models, paths, keys;
+    s.otherwise([&](const httplib::Request& req, httplib::Response& res) {
+        const ania::json body = ania::json::parse(req.body);
+        {
+            std::lock_guard l(mu);
+            models.push_back(body["model"].get<std::string>());
+            paths.push_back(req.path);
+            keys.push_back(req.get_header_value("x-api-key"));
+        }
+        const std::string text = body["model"] == "claude-small" ? "摘要：聊了天" : "好的";
+        res.set_content(ania::json{{"id", "msg_1"}, {"type", "message"}, {"role", "assistant"},
+                                   {"content", {{{"type", "text"}, {"text", text}}}}, {"stop_reason", "end_turn"},
+                                   {"usage", {{"input_tokens", 900}, {"output_tokens", 2}}}}
+                            .dump(),
+                        "application/json");
+    });
+    ania_test::temp_dir dir;
+    ania_test::bot::capture log;
+    const ania::config cfg = ania::parse_config(R"({"max_context_tokens":1000,
+        "llm":{"base_url":")" + s.url() + R"(","api_key":"sk-ant","model":"claude-big"},
+        "compressor":{"model":"claude-small"}})");
+    {
+        ania::basic_bot<ania::bot_traits<ania::anthropic::client, ania::sqlite_store>> bot(cfg, sqlite_db::options(dir, log));
+        CHECK(bot.respond("g:1", "你好").reply() == "好的");  // 900 reported: over 800
+        CHECK(bot.respond("g:1", "再说一遍").reply() == "好的");
+        CHECK(bot.memory().enabled());
+    }
+    std::lock_guard l(mu);
+    CHECK(models == std::vector<std::string>{"claude-big", "claude-small", "claude-big"});  // the summary between
+    for (const std::string& p : paths) CHECK(p.size() >= 9);
+    for (const std::string& p : paths) CHECK(p.substr(p.size() - 9) == "/messages");
+    for (const std::string& k : keys) CHECK(k == "sk-ant");
+    ania::sqlite_store check(dir.file("bot.db"));
+    const auto stored = check.load("g:1");
+    REQUIRE_FALSE(stored.empty());
+    CHECK(stored.front().text().find("聊了天") != std::string::npos);
+}
