@@ -5,11 +5,11 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 
-#include <chrono>
+#include <utility>
 
 #include <ania/anthropic/client.hpp>
 #include <ania/config/from_config.hpp>
-#include <ania/json.hpp>
+#include <ania/config/llm.hpp>
 
 namespace ania {
 
@@ -19,25 +19,13 @@ namespace ania {
 template <>
 [[nodiscard]] inline anthropic::client_options from_config<anthropic::client_options>(const config& c, model_role role) {
     anthropic::client_options o;
-    if (!c.llm.base_url.empty()) o.base_url = c.llm.base_url;
-    o.api_key = c.llm.api_key;
-    o.model = c.llm.model;
-    o.stream = c.llm.stream;
-    o.timeouts.connect = std::chrono::milliseconds(c.llm.connect_timeout_ms);
-    o.timeouts.total = std::chrono::milliseconds(c.llm.timeout_ms);
-    o.timeouts.stall = std::chrono::milliseconds(c.llm.stall_timeout_ms);
-    o.retry.max_retries = static_cast<int>(c.llm.max_retries);
-    o.extra = to_json(c.llm.extra);
+    detail::read_llm(o, c.llm);
     switch (role) {
     case model_role::main:
         break;
     case model_role::compression:
-        o.on_text = {};  // a summary is not streamed to the user
-        if (c.compressor.model.empty()) break;
-        if (!c.compressor.base_url.empty()) o.base_url = c.compressor.base_url;
-        if (!c.compressor.api_key.empty()) o.api_key = c.compressor.api_key;
-        o.model = c.compressor.model;
-        break;
+        if (c.compressor.model.empty()) return detail::options_over(std::move(o), {}, {}, {});
+        return detail::options_over(std::move(o), c.compressor.base_url, c.compressor.api_key, c.compressor.model);
     case model_role::vision:
         throw error(errc::invalid_config, "ocr: an Anthropic client is not built from ocr.* (an OpenAI-compatible "
                                           "vision model); Claude reads images itself: set multimodal");

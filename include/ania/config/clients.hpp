@@ -6,42 +6,18 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 
-#include <chrono>
-#include <string>
-
 #include <ania/config/from_config.hpp>
+#include <ania/config/llm.hpp>
 #include <ania/json.hpp>
 #include <ania/openai/client.hpp>
 
 namespace ania {
 
-namespace detail {
-/// The client options of `llm.*` with another endpoint's base_url, api_key and model laid over them (an
-/// empty one keeps llm's): what compressor.* and ocr.* configure.
-[[nodiscard]] inline openai::client_options options_over(const openai::client_options& llm, const std::string& base_url,
-                                                         const std::string& api_key, const std::string& model) {
-    openai::client_options o = llm;
-    if (!base_url.empty()) o.base_url = base_url;
-    if (!api_key.empty()) o.api_key = api_key;
-    if (!model.empty()) o.model = model;
-    o.on_text = {};  // a summary or an image description is not streamed to the user
-    return o;
-}
-} // namespace detail
-
 /// `llm.*`: endpoint, key, model, stream, the timeouts, max_retries and the extra request members.
 template <>
 [[nodiscard]] inline openai::client_options from_config<openai::client_options>(const config& c) {
     openai::client_options o;
-    if (!c.llm.base_url.empty()) o.base_url = c.llm.base_url;
-    o.api_key = c.llm.api_key;
-    o.model = c.llm.model;
-    o.stream = c.llm.stream;
-    o.timeouts.connect = std::chrono::milliseconds(c.llm.connect_timeout_ms);
-    o.timeouts.total = std::chrono::milliseconds(c.llm.timeout_ms);
-    o.timeouts.stall = std::chrono::milliseconds(c.llm.stall_timeout_ms);
-    o.retry.max_retries = static_cast<int>(c.llm.max_retries);
-    o.extra = to_json(c.llm.extra);
+    detail::read_llm(o, c.llm);
     o.messages.include_reasoning = c.llm.replay_reasoning;
     return o;
 }
