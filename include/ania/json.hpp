@@ -28,7 +28,7 @@ namespace ania {
 /// The members as a JSON object (empty when there are none).
 [[nodiscard]] inline json to_json(const json_members& m) {
     if (m.empty()) return json::object();
-    return json::parse(m.text());  // written by members_from: valid
+    return json::parse(std::string_view(m.text()));  // written by members_from: valid
 }
 
 namespace detail {
@@ -383,8 +383,10 @@ inline void write_field(json& j, const message& m, wire_field f, const write_opt
     if (const std::size_t d = detail::json_nesting_depth(text, limits.max_depth); d > limits.max_depth)
         throw error(errc::limit_exceeded, "nesting depth exceeds max_depth = " + std::to_string(limits.max_depth));
     try {
+        // Always a string_view: each input type instantiates nlohmann's whole lexer and parser again.
         if (text::is_valid_utf8(text)) return json::parse(text);
-        return json::parse(text::repair_utf8(text));
+        const std::string repaired = text::repair_utf8(text);
+        return json::parse(std::string_view(repaired));
     } catch (const json::exception& e) {  // parse_error, and out_of_range for a number like 1e400
         // nlohmann quotes the bytes it last read, which can end inside a UTF-8 sequence.
         throw error(errc::parse_error, text::repair_utf8(e.what()));
