@@ -1,7 +1,9 @@
 // bench/compressor.cpp -- truncation and budget trim on the shared histories (1k, 10k, 100k messages).
 // Names are fixed so that figures compare across runs: truncate_oldest_half/<n>, budget_trim/half/<n>,
 // budget_trim/32k/<n> (token counts already cached in the window), budget_trim_cold/half/100k (counting
-// included). Counting is the golden files' rule (half_char_counter: 4 + chars / 2).
+// included), clear_tool_results/<n> (the ladder's cheap rung: the edits for every tool result but the newest 3;
+// counters: the share of the history's tokens it removes, and the share truncate_oldest_half removes, measured
+// on the same window). Counting is the golden files' rule (half_char_counter: 4 + chars / 2).
 #include <benchmark/benchmark.h>
 
 #include <map>
@@ -10,6 +12,7 @@
 #include <vector>
 
 #include <ania/compressor/budget_trim.hpp>
+#include <ania/compressor/clear_tool_results.hpp>
 #include <ania/compressor/truncate_oldest_half.hpp>
 #include <ania/context/token_window.hpp>
 #include <ania/json.hpp>
@@ -66,7 +69,30 @@ void trim_cold(benchmark::State& state, const std::string& size) {
     }
 }
 
+void clear_results(benchmark::State& state, const std::string& size) {
+    const window_t& w = window_of(size);
+    const ania::clear_tool_results rung;  // keep 3, the default placeholder
+    const ania::compress_input in{w.messages(), w.prefix_tokens(), w.context_tokens(), 0, w.input_count()};
+    std::size_t edits = 0;
+    for (auto _ : state) {
+        ania::compression_result r = rung.compress(in);
+        edits = r.edits.size();
+        benchmark::DoNotOptimize(r);
+    }
+    // The table of #31: what each rung removes from this history, in the window's tokens.
+    const ania::compression_result r = rung.compress(in);
+    std::int64_t removed = 0;
+    for (const auto& e : r.edits) removed += w.tokens(e.index) - w.estimate(e.replacement);
+    const auto total = static_cast<double>(w.prefix_tokens().back() - w.prefix_tokens().front());
+    const std::size_t cut = ania::truncate_oldest_half::cut(w.messages());
+    state.counters["tool_results_cleared"] = static_cast<double>(edits);
+    state.counters["clear_removed_pct"] = 100.0 * static_cast<double>(removed) / total;
+    state.counters["truncate_removed_pct"] = 100.0 * static_cast<double>(w.prefix_tokens()[cut] - w.prefix_tokens().front()) / total;
+}
+
 const int registered = [] {
+    for (const std::string size : {"1k", "10k"})
+        benchmark::RegisterBenchmark(("clear_tool_results/" + size).c_str(), clear_results, size)->Unit(benchmark::kMicrosecond);
     for (const std::string size : {"1k", "10k", "100k"})
         benchmark::RegisterBenchmark(("truncate_oldest_half/" + size).c_str(), truncate, size);
     benchmark::RegisterBenchmark("truncate_oldest_half_cut_only/100k", truncate_cut_only, std::string("100k"));

@@ -29,6 +29,9 @@
 #include <ania/compressor/budget_trim.hpp>
 #include <ania/compressor/llm_summary.hpp>
 #include <ania/compressor/with_fallback.hpp>
+#include <ania/compressor/clear_tool_results.hpp>
+#include <ania/compressor/ladder.hpp>
+#include <ania/compressor/summary_breaker.hpp>
 #include <ania/compressor/default_compressor.hpp>
 #include <ania/tool.hpp>
 #include <ania/memory/scope.hpp>

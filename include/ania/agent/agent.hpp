@@ -95,7 +95,7 @@ public:
           log_(std::move(p.log)),
           log_sink_([l = log_](log_level level, std::string_view text) { l(level, text); }),
           client_(p.client),
-          compressor_(make_compressor(p)),
+          compressor_(make_compressor(p, *opt_)),
           images_(std::move(p.images)),
           tools_(std::move(p.tools)),
           hooks_(std::move(p.hooks)),
@@ -179,11 +179,14 @@ public:
 
 private:
 
-    static compressor_type make_compressor(parts& p) {
+    static compressor_type make_compressor(parts& p, const agent_options& opt) {
         if (p.compressor) return std::move(*p.compressor);
         if constexpr (checked::spec_compression) {
-            if (p.compression_client) return compressor_type(p.client, std::move(*p.compression_client));
-            return compressor_type(p.client);
+            using summary_arg = typename llm_summary<client_type>::options_arg;
+            const summary_arg summary = opt.summary ? summary_arg(opt.summary) : summary_arg();
+            if (p.compression_client)
+                return compressor_type(opt.clear_tool_results, p.client, std::move(*p.compression_client), summary);
+            return compressor_type(opt.clear_tool_results, p.client, summary);
         } else if constexpr (std::is_default_constructible_v<compressor_type>) {
             return compressor_type{};
         } else {
@@ -264,7 +267,7 @@ private:
 
     void compress_if_due(chat_result& res, bool in_loop) {
         update_overhead();
-        if (!window_.compression_due()) return;
+        if (!compression_due(window_, compressor_)) return;
         const bool measured = window_.last_prompt_tokens() > 0;
         compress(res, in_loop ? compression_event::trigger::tool_loop
                               : measured ? compression_event::trigger::usage : compression_event::trigger::estimate);
@@ -285,7 +288,8 @@ private:
         const bool done = rep.status == compress_status::compressed;
         if (done) aligned_ = true;  // replace/drop_front: the store is the window again
         emit(compression_event{session_, why, rep.status, tokens_before, window_.estimated_tokens(), rep.before, rep.after,
-                               rep.dropped, rep.prefix, done && !rep.error.empty(), rep.error, rep.used});
+                               rep.dropped, rep.prefix, done && !rep.error.empty(), rep.error, rep.used, rep.edited,
+                               rep.steps});
         if (res.compressions++ == 0) res.compression = std::move(rep);
         return done;
     }

@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <span>
 #include <string_view>
 #include <utility>
 
@@ -36,6 +37,10 @@ struct compression_event {
     bool fell_back;              ///< the primary compressor failed; the fallback (truncation) ran
     std::string_view error;      ///< the primary's failure, if any
     usage used;
+    std::size_t edited = 0;      ///< messages replaced in place (tool results cleared by the ladder's first rung)
+    /// What each rung of the compressor did, in order (a ladder's: default_compressor is one): which ran, which
+    /// failed or was rejected and why, the tokens an edit removed. Empty for another compressor.
+    std::span<const compression_step> steps{};
 };
 
 /// The transcript check changed something before it was sent or kept.

@@ -5,10 +5,13 @@
 
 #include <cstddef>
 #include <functional>
+#include <memory>
 #include <string>
 #include <string_view>
 
 #include <ania/agent/tool_registry.hpp>
+#include <ania/compressor/clear_tool_results.hpp>
+#include <ania/compressor/llm_summary.hpp>
 #include <ania/context/window_options.hpp>
 #include <ania/history/persist.hpp>
 #include <ania/transcript.hpp>
@@ -31,6 +34,15 @@ struct agent_options {
     /// memory.auto_inject and the like: called with (session, user text) before each turn; a non-empty answer
     /// is one more injection of that turn (see chat_options::injections).
     std::function<std::string(std::string_view session, std::string_view text)> auto_inject{};
+    /// The spec's compressor (Traits::compressor = spec_compressor) as configured: the summary's options
+    /// (language, checks, breaker; null = the defaults) and the cheap rung before it (off unless `enabled`).
+    /// A compressor passed in parts::compressor ignores both.
+    std::shared_ptr<const summary_options> summary{};
+    clear_tool_results_options clear_tool_results = [] {
+        clear_tool_results_options o;
+        o.enabled = false;
+        return o;
+    }();
 };
 
 } // namespace ania

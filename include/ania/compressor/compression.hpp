@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <span>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -20,17 +21,52 @@ namespace ania {
 struct compress_input {
     std::span<const message> history;
     std::span<const std::int64_t> prefix_tokens;
+    /// The context size that made the compression due, and the size to bring it under (the threshold), in
+    /// the units `count` answers in; -1 = unknown (a compressor called by hand). A ladder uses them to stop
+    /// at the first rung that brings the context under `target_tokens`.
+    std::int64_t context_tokens = -1;
+    std::int64_t target_tokens = -1;
+    /// Counts one message as the caller's window does (its counter, calibrated); unset = unknown.
+    struct counter_fn {
+        std::int64_t (*fn)(const void* self, const message& m) = nullptr;
+        const void* self = nullptr;
+        explicit operator bool() const noexcept { return fn != nullptr; }
+        std::int64_t operator()(const message& m) const { return fn(self, m); }
+    } count{};
 };
 
-/// A compressor's answer. The new history is `prefix` followed by `history[keep_from..]`, so a truncation
-/// is just an offset (no message is copied) and a summary is one new message. On failure (`ok == false`)
-/// the history is left as it was; `used` counts the tokens spent either way.
+/// A message of the history replaced in place (a tool result cleared, a call's arguments dropped): the
+/// transcript keeps its shape, so every call stays paired with its result.
+struct message_edit {
+    std::size_t index;  ///< into compress_input::history
+    message replacement;
+};
+
+/// What one rung of a ladder did (compressor/ladder.hpp), in the order they ran.
+struct compression_step {
+    std::string_view rung;         ///< the rung's name (`Rung::name`, else "compressor")
+    bool ok = false;               ///< false: it failed, and the next rung ran
+    bool changed = false;          ///< it changed the history (a rung with nothing to do: ok, unchanged)
+    std::int64_t tokens_removed = 0;  ///< counted by compress_input::count when the caller gave it; -1 unknown
+    std::string error;             ///< why it failed or was rejected
+};
+
+/// A compressor's answer. The new history is `history` with `edits` applied, then `prefix` followed by
+/// what is left from `keep_from` on, so a truncation is just an offset (no message is copied), a summary is one
+/// new message and a cleared tool result one replaced message. On failure (`ok == false`) the history is left as
+/// it was; `used` counts the tokens spent either way. `ok` with no edit, no prefix and `keep_from == 0` is "nothing
+/// to do".
 struct compression_result {
     bool ok = false;
     std::size_t keep_from = 0;
     std::vector<message> prefix;
+    std::vector<message_edit> edits;  ///< ascending indices into the input history, each at most once
     ania::usage used;
     std::string error;
+    std::vector<compression_step> steps;  ///< filled by a ladder: what each rung did
+
+    /// True when applying it changes the history.
+    [[nodiscard]] bool changes() const noexcept { return keep_from > 0 || !prefix.empty() || !edits.empty(); }
 
     // Built member by member: a braced {true, from, {}, {}, {}} costs 5x more here (GCC 12 materialises
     // and moves the empty members), and truncation is on the hot path.

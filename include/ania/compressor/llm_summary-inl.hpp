@@ -9,6 +9,8 @@
 static_assert(false, "compiled mode: the library defines what <ania/compressor/llm_summary-inl.hpp> defines; include <ania/compressor/llm_summary.hpp>");
 #endif
 
+#include <cctype>
+
 #include <ania/compressor/llm_summary.hpp>
 
 namespace ania {
@@ -139,6 +141,58 @@ ANIA_INLINE std::vector<std::string> detail::summary_transcript_lines(std::span<
     return lines;
 }
 
+namespace detail {
+
+[[nodiscard]] constexpr bool is_cjk(char32_t c) noexcept {
+    return (c >= 0x3040 && c <= 0x30FF) || (c >= 0x3400 && c <= 0x4DBF) || (c >= 0x4E00 && c <= 0x9FFF) ||
+           (c >= 0xAC00 && c <= 0xD7AF) || (c >= 0xF900 && c <= 0xFAFF) || (c >= 0x20000 && c <= 0x2FA1F);
+}
+/// (CJK runes, ASCII letters) in s.
+[[nodiscard]] inline std::pair<std::size_t, std::size_t> script_counts(std::string_view s) noexcept {
+    std::size_t cjk = 0, latin = 0;
+    for (std::size_t pos = 0; pos < s.size();) {
+        const text::decoded_rune r = text::decode_rune(s, pos);
+        pos += r.length ? r.length : 1;
+        if (r.value < 0x80) latin += ((r.value | 0x20) >= 'a' && (r.value | 0x20) <= 'z');
+        else cjk += is_cjk(r.value);
+    }
+    return {cjk, latin};
+}
+/// CJK when CJK runes are at least a fifth of the letters (a CJK rune carries about a word).
+[[nodiscard]] inline bool mostly_cjk(std::pair<std::size_t, std::size_t> c) noexcept { return c.first * 5 >= c.first + c.second && c.first > 0; }
+
+} // namespace detail
+
+ANIA_INLINE std::string summary_rejection(std::string_view summary, std::int64_t transcript_tokens, std::string_view transcript,
+                                         const summary_options& opt) {
+    if (opt.max_ratio > 0 && transcript_tokens > 0) {
+        const std::int64_t t = char_class_counter::text_tokens(summary);
+        if (static_cast<double>(t) > opt.max_ratio * static_cast<double>(transcript_tokens))
+            return "the summary (" + std::to_string(t) + " tokens) is not shorter than " + std::to_string(opt.max_ratio) +
+                   " x its transcript (" + std::to_string(transcript_tokens) + " tokens)";
+    }
+    const std::string_view head = text::trim(summary);
+    for (const std::string& p : opt.refusal_prefixes) {
+        if (p.empty() || head.size() < p.size()) continue;
+        bool same = true;
+        for (std::size_t i = 0; i < p.size() && same; ++i) {
+            const auto a = static_cast<unsigned char>(head[i]), b = static_cast<unsigned char>(p[i]);
+            same = a == b || (a < 0x80 && b < 0x80 && std::tolower(a) == std::tolower(b));
+        }
+        if (same) return "the summary is a refusal (starts with \"" + p + "\")";
+    }
+    if (opt.same_script) {
+        const auto in = detail::script_counts(transcript);
+        if (in.first + in.second >= 20) {
+            const bool cjk_in = detail::mostly_cjk(in), cjk_out = detail::mostly_cjk(detail::script_counts(summary));
+            if (cjk_in != cjk_out)
+                return std::string("the summary is in another script than its transcript (") + (cjk_in ? "CJK" : "Latin") +
+                       " expected)";
+        }
+    }
+    return {};
+}
+
 ANIA_INLINE compression_result detail::summarise(const compress_input& in, const summary_options& opt,
                                                  summary_call call) {
     const auto h = in.history;
@@ -153,7 +207,29 @@ ANIA_INLINE compression_result detail::summarise(const compress_input& in, const
     if (lines.empty()) {
         summary = opt.empty_summary.str();
     } else {
+        if (opt.breaker && !opt.breaker->allow()) {
+            const auto ms = opt.breaker->retry_in().count();
+            return compression_result::failure("llm_summary: skipped, the breaker is open after " +
+                                               std::to_string(opt.breaker->consecutive_failures()) +
+                                               " failures in a row (next trial in " + std::to_string(ms) + " ms)");
+        }
+        const bool checks = opt.max_ratio > 0 || !opt.refusal_prefixes.empty() || opt.same_script;
+        std::int64_t transcript_tokens = 0;
+        std::string sample;  // the script check's view of the transcript: its first 4 KB suffice
+        if (checks) {
+            for (const std::string& l : lines) {
+                transcript_tokens += char_class_counter::text_tokens(l) + 1;
+                if (opt.same_script && sample.size() < 4096) sample.append(l).push_back('\n');
+            }
+        }
         std::optional<std::string> s = summarise_lines(call, opt, std::move(lines), r.used, r.error);
+        if (s && checks) {
+            if (std::string why = summary_rejection(*s, transcript_tokens, sample, opt); !why.empty()) {
+                r.error = "llm_summary: rejected: " + why;
+                s.reset();
+            }
+        }
+        if (opt.breaker) opt.breaker->record(s.has_value());
         if (!s) return compression_result::failure(std::move(r.error), r.used);
         summary = std::move(*s);
     }

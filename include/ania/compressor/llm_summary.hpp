@@ -15,6 +15,7 @@
 
 #include <ania/detail/linkage.hpp>
 #include <ania/concepts.hpp>
+#include <ania/compressor/summary_breaker.hpp>
 #include <ania/context/token_counter.hpp>
 #include <ania/error.hpp>
 #include <ania/message.hpp>
@@ -55,7 +56,32 @@ struct summary_options {
     /// summarised in chunks, then the summaries are summarised. 0 = one call, whatever the size.
     std::int64_t chunk_tokens = 0;
     std::size_t max_rounds = 4;  ///< bound on summary-of-summaries rounds when chunking
+
+    // ---- verification (opt-in): a summary that fails a check is a failure, so the next rung (truncation) runs.
+    /// Reject a summary longer than this share of the transcript it summarises, in estimated tokens (0.5: it
+    /// must at least halve it). 0 = no check (the spec: any non-empty summary is kept).
+    double max_ratio = 0;
+    /// Reject a summary that starts with one of these (ASCII letters compared case-insensitively), the way
+    /// models refuse: default_refusal_prefixes() has English and Chinese ones. Empty = no check.
+    std::vector<std::string> refusal_prefixes;
+    /// Reject a summary not in the transcript's script (CJK against Latin letters), when the transcript has at
+    /// least 20 letters: a Chinese conversation summarised in English loses the users' own words.
+    bool same_script = false;
+    /// Stop calling the model after repeated failures (compressor/summary_breaker.hpp); shared by every
+    /// session's compressor that shares these options. Null = none (the spec: every compression calls).
+    std::shared_ptr<summary_breaker> breaker;
 };
+
+/// Openings of refusals in English and Chinese, for summary_options::refusal_prefixes.
+[[nodiscard]] inline std::vector<std::string> default_refusal_prefixes() {
+    return {"I'm sorry", "I am sorry", "Sorry,", "I can't", "I cannot", "I can not", "I won't", "I'm unable", "I am unable",
+            "As an AI", "抱歉", "对不起", "很抱歉", "我无法", "我不能", "作为一个AI", "作为AI", "作为人工智能"};
+}
+
+/// Why a summary is rejected by the checks of `opt` (empty: it passes). `transcript_tokens` is the estimate
+/// of what it summarises; `transcript` a sample of it for the script check.
+[[nodiscard]] ANIA_INLINE std::string summary_rejection(std::string_view summary, std::int64_t transcript_tokens,
+                                                       std::string_view transcript, const summary_options& opt);
 
 /// summary_options in English: the English prompt and prefix, `[user]` / `[assistant]` labels.
 [[nodiscard]] ANIA_INLINE summary_options english_summary_options();
@@ -87,7 +113,9 @@ struct summary_call {
 /// compression client for a summary — the prompt as a system message, the transcript as a user message —
 /// (the main client when no compression client is configured), and replaces the history by one **user**
 /// message `prefix + summary`. An empty transcript gives `prefix + empty_summary` without a call.
-/// An empty or whitespace-only summary, a failed call or an exception from the client is a failure.
+/// An empty or whitespace-only summary, a failed call or an exception from the client is a failure; so is a
+/// summary the opt-in checks reject (max_ratio, refusal_prefixes, same_script), and, with a breaker, a
+/// compression while the breaker is open (no call is made).
 /// `Client` is held by value: pass a cheap handle (a real client shares its connection pool).
 ///
 /// The options are held by a shared pointer: every agent has its own compressor, and copies (a bot's
@@ -95,6 +123,7 @@ struct summary_call {
 template <chat_client Client>
 class llm_summary {
 public:
+    static constexpr std::string_view name = "llm_summary";
     using shared_options = std::shared_ptr<const summary_options>;
 
     /// The options a constructor takes: none (the defaults: no allocation, no count), a set by value (one

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <span>
+#include <string_view>
 
 #include <ania/detail/linkage.hpp>
 #include <ania/concepts.hpp>
@@ -17,6 +18,7 @@ namespace ania {
 /// is an HTTP 400 forever after). The history may become empty, which is a valid new conversation.
 /// O(1) plus the orphans skipped; never fails, never calls anything, stateless.
 struct truncate_oldest_half {
+    static constexpr std::string_view name = "truncate_oldest_half";
     /// Index of the first kept message.
     [[nodiscard]] static std::size_t cut(std::span<const message> h) noexcept;
     [[nodiscard]] compression_result compress(const compress_input& in) const;

@@ -11,6 +11,7 @@
 #include <string>
 #include <string_view>
 #include <type_traits>
+#include <vector>
 
 #include <ania/defaults.hpp>
 #include <ania/detail/linkage.hpp>
@@ -44,6 +45,26 @@ struct compressor_config {
     std::string base_url;
     std::string api_key;
     std::string model;
+    /// `compressor.clear_tool_results.*`: the cheap rung before the summary (clear_tool_results_options in
+    /// <ania/compressor/clear_tool_results.hpp>): old tool results replaced by a placeholder, no model call.
+    struct clear_tool_results_config {
+        bool enabled = false;
+        std::int64_t trigger = 0;          ///< context tokens at which it starts; 0 = when compression is due
+        std::int64_t keep = 3;             ///< the newest results kept
+        std::vector<std::string> exclude;  ///< tool names never cleared
+        std::int64_t clear_at_least = 0;   ///< tokens; clear nothing unless this many go
+        bool clear_arguments = false;      ///< the cleared calls' arguments become {}
+        std::string placeholder = "[tool result cleared to save context]";
+    } clear_tool_results;
+    /// `compressor.verify.*`: a summary that fails a check is rejected and truncation runs (summary_options in
+    /// <ania/compressor/llm_summary.hpp>); the breaker skips the summary after repeated failures.
+    struct verify_config {
+        double max_ratio = 0;         ///< reject a summary over this share of its transcript's tokens; 0 = off
+        bool reject_refusals = false;  ///< reject a summary that opens like a refusal (default_refusal_prefixes)
+        bool same_script = false;      ///< reject a summary in another script (CJK / Latin) than its transcript
+        std::int64_t breaker_failures = 0;         ///< open the breaker after this many failures in a row; 0 = none
+        std::int64_t breaker_cool_down_seconds = 60;
+    } verify;
 };
 
 /// `postgres.*`: the shared database of several processes. Read by `from_config<postgres_options>`
@@ -124,6 +145,13 @@ inline void validate(const config& c) {
     detail::require(c.session.max_idle_minutes >= 0, "session.max_idle_minutes", "must be >= 0 (0 disables)");
     detail::require(c.session.max_sessions >= 0, "session.max_sessions", "must be >= 0 (0 disables)");
     detail::require(c.session.group_auto_clear >= 0, "session.group_auto_clear", "must be >= 0 (0 disables)");
+    detail::require(c.compressor.clear_tool_results.trigger >= 0, "compressor.clear_tool_results.trigger", "must be >= 0 (0: at the threshold)");
+    detail::require(c.compressor.clear_tool_results.keep >= 0, "compressor.clear_tool_results.keep", "must be >= 0");
+    detail::require(c.compressor.clear_tool_results.clear_at_least >= 0, "compressor.clear_tool_results.clear_at_least", "must be >= 0");
+    detail::require(std::isfinite(c.compressor.verify.max_ratio) && c.compressor.verify.max_ratio >= 0 && c.compressor.verify.max_ratio <= 1,
+                    "compressor.verify.max_ratio", "must be in [0, 1] (0 disables)");
+    detail::require(c.compressor.verify.breaker_failures >= 0, "compressor.verify.breaker_failures", "must be >= 0 (0 disables)");
+    detail::require(c.compressor.verify.breaker_cool_down_seconds > 0, "compressor.verify.breaker_cool_down_seconds", "must be > 0");
     detail::require(c.memory.max_entries > 0, "memory.max_entries", "must be > 0");
     detail::require(c.memory.max_content_runes > 0, "memory.max_content_runes", "must be > 0");
     detail::require(c.memory.inject_entries >= 0, "memory.inject_entries", "must be >= 0");

@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <cstddef>
+#include <memory>
 
 #include <ania/agent/options.hpp>
 #include <ania/concepts.hpp>
@@ -39,6 +40,25 @@ template <>
 [[nodiscard]] inline agent_options from_config<agent_options>(const config& c) {
     agent_options o;
     o.window = from_config<window_options>(c);
+    const auto& ct = c.compressor.clear_tool_results;
+    o.clear_tool_results.enabled = ct.enabled;
+    o.clear_tool_results.trigger = ct.trigger;
+    o.clear_tool_results.keep = static_cast<std::size_t>(ct.keep);
+    o.clear_tool_results.exclude = ct.exclude;
+    o.clear_tool_results.clear_at_least = ct.clear_at_least;
+    o.clear_tool_results.clear_arguments = ct.clear_arguments;
+    o.clear_tool_results.placeholder = ct.placeholder;
+    const auto& v = c.compressor.verify;
+    if (v.max_ratio > 0 || v.reject_refusals || v.same_script || v.breaker_failures > 0) {
+        summary_options s;
+        s.max_ratio = v.max_ratio;
+        if (v.reject_refusals) s.refusal_prefixes = default_refusal_prefixes();
+        s.same_script = v.same_script;
+        if (v.breaker_failures > 0)  // one breaker for every session of the agent options (the bot's)
+            s.breaker = std::make_shared<summary_breaker>(static_cast<std::size_t>(v.breaker_failures),
+                                                          std::chrono::seconds(v.breaker_cool_down_seconds));
+        o.summary = std::make_shared<const summary_options>(std::move(s));
+    }
     return o;
 }
 

@@ -13,6 +13,7 @@
 #include <string>
 #include <string_view>
 #include <type_traits>
+#include <vector>
 
 #include <boost/hana/accessors.hpp>
 #include <boost/hana/adapt_struct.hpp>
@@ -30,7 +31,11 @@
 // translation unit that parses it, and only the JSON reader and writer need it.
 BOOST_HANA_ADAPT_STRUCT(ania::llm_config, base_url, api_key, model, stream, connect_timeout_ms, timeout_ms,
                         stall_timeout_ms, max_retries, replay_reasoning, extra);
-BOOST_HANA_ADAPT_STRUCT(ania::compressor_config, base_url, api_key, model);
+BOOST_HANA_ADAPT_STRUCT(ania::compressor_config::clear_tool_results_config, enabled, trigger, keep, exclude, clear_at_least,
+                        clear_arguments, placeholder);
+BOOST_HANA_ADAPT_STRUCT(ania::compressor_config::verify_config, max_ratio, reject_refusals, same_script, breaker_failures,
+                        breaker_cool_down_seconds);
+BOOST_HANA_ADAPT_STRUCT(ania::compressor_config, base_url, api_key, model, clear_tool_results, verify);
 BOOST_HANA_ADAPT_STRUCT(ania::session_config, max_idle_minutes, max_sessions, group_auto_clear);
 BOOST_HANA_ADAPT_STRUCT(ania::memory_config, max_entries, max_content_runes, auto_inject, inject_entries, inject_runes,
                         near_duplicate_threshold, fold_case_and_width, max_user_id_runes, max_tags, max_tag_runes);
@@ -105,6 +110,15 @@ void read_config_value(const json& v, T& out, const std::string& key) {
     } else if constexpr (std::is_same_v<T, std::string>) {
         if (!v.is_string()) config_type_error(key, "a string", v);
         out = text::repair_utf8(v.get_ref<const std::string&>());
+    } else if constexpr (std::is_same_v<T, std::vector<std::string>>) {
+        if (!v.is_array()) config_type_error(key, "an array of strings", v);
+        out.clear();
+        out.reserve(v.size());
+        for (std::size_t i = 0; i < v.size(); ++i) {
+            std::string s;
+            read_config_value(v[i], s, key + "[" + std::to_string(i) + "]");
+            out.push_back(std::move(s));
+        }
     } else if constexpr (std::is_same_v<T, json_members>) {  // passed through as it is (llm.extra)
         if (!v.is_object()) config_type_error(key, "an object", v);
         out = members_from(v);

@@ -2,6 +2,7 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 
+#include <concepts>
 #include <cstddef>
 #include <cstdint>
 #include <exception>
@@ -51,6 +52,8 @@ struct compress_report {
     std::size_t before = 0, after = 0;  ///< history length
     std::size_t dropped = 0;            ///< the oldest messages replaced: history[0, dropped) is gone
     std::size_t prefix = 0;             ///< new messages in front of what was kept (1 for a summary, 0 for a cut)
+    std::size_t edited = 0;             ///< messages replaced in place (tool results cleared)
+    std::vector<compression_step> steps;  ///< what each rung of a ladder did (empty for another compressor)
     usage used;                         ///< tokens the compression spent (also added to the turn's stats)
     repair_report repaired;             ///< what the repair pass changed in the result
     std::string error;                  ///< why the compressor failed, or why its primary did
@@ -75,6 +78,24 @@ ANIA_INLINE void log_persist_failure(const compress_options& hooks, const std::e
 
 } // namespace detail
 
+/// A compressor whose cheap first rung starts below the threshold (clear_tool_results' `trigger`) says where.
+template <class C>
+concept early_triggered = requires(const C& c) {
+    { c.trigger_tokens() } -> std::convertible_to<std::int64_t>;
+};
+
+/// The window's compression_due(), or, for an early_triggered compressor, its context past the trigger.
+template <class Counter, class C>
+[[nodiscard]] bool compression_due(const token_window<Counter>& window, const C& comp) noexcept {
+    if (window.compression_due()) return true;
+    if constexpr (early_triggered<C>) {
+        const std::int64_t t = comp.trigger_tokens();
+        return t > 0 && window.threshold() >= 0 && !window.empty() && window.context_tokens() > t;
+    } else {
+        return false;
+    }
+}
+
 /// SPEC §1 maybe_compress. If the window's context (the last request's prompt tokens, or the estimate when
 /// none is recorded: after a restart, after a compression) exceeds the threshold: fire PreCompact, run the
 /// compressor, add its tokens to `stats.compress_usage` (not an iteration), apply the result, run the
@@ -88,22 +109,33 @@ compress_report maybe_compress(token_window<Counter>& window, C& comp, S& store,
                                turn_stats& stats, const compress_options& hooks = {}) {
     compress_report report;
     report.before = window.size();
-    if (!(window.compression_due() || (hooks.force && window.size() > 0))) return report;
+    if (!(compression_due(window, comp) || (hooks.force && window.size() > 0))) return report;
     if (hooks.pre_compact) detail::notify_pre_compact(hooks, {session, window.context_tokens(), window.threshold(), window.size()});
     compression_result r;
     try {
-        r = comp.compress({window.messages(), window.prefix_tokens()});
+        // Forced (the provider refused the prompt): every rung of a ladder may run, whatever the estimate says.
+        r = comp.compress({window.messages(), window.prefix_tokens(), window.context_tokens(),
+                           hooks.force ? 0 : window.compression_target(), window.input_count()});
     } catch (const std::exception& e) {
         r = compression_result::failure(std::string("compressor threw: ") + e.what());
     }
     if (!detail::take_compression_result(r, report, stats, hooks)) {
         report.after = window.size();
+        report.steps = std::move(r.steps);
         return report;
     }
-    const bool suffix_only = r.prefix.empty();
+    if (!r.changes()) {  // every rung had nothing to do (a ladder whose cheap rung found nothing to clear)
+        report.status = compress_status::not_due;
+        report.after = window.size();
+        report.steps = std::move(r.steps);
+        return report;
+    }
+    const bool suffix_only = r.prefix.empty() && r.edits.empty();
     const std::size_t dropped = std::min(r.keep_from, window.size());
     report.dropped = dropped;
     report.prefix = r.prefix.size();
+    report.edited = r.edits.size();
+    report.steps = std::move(r.steps);
     window.apply(std::move(r));
     if (auto fixed = detail::repaired_history(window.messages(), report, hooks)) window.assign(std::move(*fixed));
     window.reset_last_prompt_tokens();

@@ -93,9 +93,14 @@ public:
         bytes_dirty_ = true;  // recounted when asked: a truncation stays O(1)
     }
 
-    /// Applies a compressor's result: `r.prefix` followed by `messages()[r.keep_from..]`.
+    /// Applies a compressor's result: `r.edits` in place, then `r.prefix` followed by `messages()[r.keep_from..]`.
     void apply(compression_result&& r) {
         const std::size_t keep = std::min(r.keep_from, size());
+        if (!r.edits.empty()) {
+            if (!std::is_sorted(r.edits.begin(), r.edits.end(), [](const message_edit& a, const message_edit& b) { return a.index < b.index; }))
+                std::stable_sort(r.edits.begin(), r.edits.end(), [](const message_edit& a, const message_edit& b) { return a.index < b.index; });
+            replace_in_place(r.edits, keep);
+        }
         if (r.prefix.empty()) {
             drop_front(keep);
             return;
@@ -113,6 +118,14 @@ public:
         prefix_ = std::move(sums);
         start_ = 0;
         bytes_dirty_ = true;
+    }
+
+    /// One message in the units of context_tokens(): its count, calibrated. For a compressor's
+    /// compress_input::count (input_count()).
+    [[nodiscard]] std::int64_t estimate(const message& m) const { return scaled(counter_.count(m)); }
+    /// estimate() as compress_input::count: valid while this window lives and is not moved.
+    [[nodiscard]] compress_input::counter_fn input_count() const noexcept {
+        return {[](const void* self, const message& m) { return static_cast<const token_window*>(self)->estimate(m); }, this};
     }
 
     // ---- memory -----------------------------------------------------------------------------------------
@@ -228,6 +241,14 @@ public:
         return context_tokens() - fixed_tokens() > history_budget();
     }
 
+    /// The context size compression_due() compares against: the threshold, or, while the fixed part alone is
+    /// over it, the fixed part plus history_budget(). -1 when compression is disabled.
+    [[nodiscard]] std::int64_t compression_target() const noexcept {
+        if (threshold() < 0) return -1;
+        if (!fixed_over_threshold()) return threshold();
+        return fixed_tokens() + history_budget();
+    }
+
     /// Dropped messages still held in storage (0 after a compaction): an observer for tests and tuning.
     [[nodiscard]] std::size_t dropped_in_storage() const noexcept { return start_; }
 
@@ -245,6 +266,22 @@ private:
     [[nodiscard]] std::int64_t scaled(std::int64_t raw) const noexcept {
         if constexpr (calibrating_token_counter<Counter>) return counter_.scale(raw);
         else return raw;
+    }
+    /// Edits at or past `from` (the rest is about to be dropped) replace their message; the prefix sums move by
+    /// each edit's difference in one pass (the other messages' cached counts are kept, not recounted).
+    void replace_in_place(std::vector<message_edit>& edits, std::size_t from) {
+        std::int64_t shift = 0;
+        std::size_t next = start_ + from;  // prefix_ entries before it are already shifted
+        for (message_edit& e : edits) {
+            if (e.index < from || e.index >= size()) continue;
+            const std::size_t i = start_ + e.index;
+            for (; next <= i; ++next) prefix_[next] += shift;
+            const std::int64_t t = counter_.count(e.replacement);
+            shift += t - (prefix_[i + 1] + shift - prefix_[i]);
+            msgs_[i] = std::move(e.replacement);
+        }
+        for (; next < prefix_.size(); ++next) prefix_[next] += shift;
+        bytes_dirty_ = true;
     }
     void compact_if_worth_it() {
         if (start_ < 1024 || start_ < size()) return;
