@@ -82,7 +82,7 @@ void clear_results(benchmark::State& state, const std::string& size) {
     // The table of #31: what each rung removes from this history, in the window's tokens.
     const ania::compression_result r = rung.compress(in);
     std::int64_t removed = 0;
-    for (const auto& e : r.edits) removed += w.tokens(e.index) - w.estimate(e.replacement);
+    for (const auto& e : r.edits) removed += w.tokens(e.index) - w.estimate(e.applied_to(w[e.index]));
     const auto total = static_cast<double>(w.prefix_tokens().back() - w.prefix_tokens().front());
     const std::size_t cut = ania::truncate_oldest_half::cut(w.messages());
     state.counters["tool_results_cleared"] = static_cast<double>(edits);

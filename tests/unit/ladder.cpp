@@ -149,8 +149,9 @@ TEST_CASE("clear_tool_results: exclude, clear_at_least, clear_arguments, already
         std::size_t assistants = 0;
         for (std::size_t k = 0; k < r.edits.size(); ++k) {
             if (k > 0) CHECK(r.edits[k - 1].index < r.edits[k].index);  // ascending, each once
-            const message& m = r.edits[k].replacement;
-            if (m.role != ania::role::assistant) continue;
+            if (r.edits[k].content) continue;  // a result's text
+            const message& m = *r.edits[k].replacement;
+            REQUIRE(m.role == ania::role::assistant);
             ++assistants;
             for (const auto& c : m.tool_calls) CHECK((c.name == "memory_save" ? c.arguments != "{}" : c.arguments == "{}"));
         }
@@ -192,7 +193,7 @@ TEST_CASE("clear_tool_results: 80,000 calls in one message are cleared in linear
     const auto r = ania::clear_tool_results(o).compress(windowed(h).input());
     REQUIRE(r.edits.size() == n + 1);
     CHECK(r.edits.front().index == 1);
-    for (const auto& c : r.edits.front().replacement.tool_calls) REQUIRE(c.arguments == "{}");
+    for (const auto& c : r.edits.front().replacement->tool_calls) REQUIRE(c.arguments == "{}");
 }
 
 TEST_CASE("ladder: the next rung runs only while the context is still over the target", "[ladder]") {
@@ -439,6 +440,7 @@ TEST_CASE("compressor.clear_tool_results.* and compressor.verify.* reach the age
     CHECK_FALSE(d.clear_tool_results.enabled);
     CHECK_FALSE(d.summary);
     CHECK(ania::to_json(ania::parse_config("{}"))["compressor"]["clear_tool_results"]["keep"] == 3);
+    CHECK(d.clear_tool_results.placeholder == ania::clear_tool_results_options{}.placeholder);
     // Bad input names the key.
     const auto fails = [](const char* text, const char* key) {
         try {

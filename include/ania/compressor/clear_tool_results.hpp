@@ -13,6 +13,7 @@
 
 #include <ania/concepts.hpp>
 #include <ania/message.hpp>
+#include <ania/text/shared_text.hpp>
 
 namespace ania {
 
@@ -29,7 +30,8 @@ struct clear_tool_results_options {
     /// cleared result on, which costs the provider's prompt cache from there.
     std::int64_t clear_at_least = 0;
     bool clear_arguments = false;  ///< also replace the cleared calls' arguments by `{}`
-    std::string placeholder = "[tool result cleared to save context]";
+    /// What a cleared result says instead (shared_text: every edit and every session's copy share it).
+    shared_text placeholder = shared_text::literal("[tool result cleared to save context]");
 };
 
 /// SPEC-compatible first rung of a ladder (compressor/ladder.hpp): no model call, no lost turn. Every tool
@@ -59,6 +61,13 @@ public:
             if (h[--end].role == role::tool) ++kept;
         if (kept < opt_.keep) return r;  // fewer results than `keep`: nothing is old enough
         std::int64_t removed = 0;
+        // What a placeholder costs, counted once: the counters do not count ids, and the window recounts each
+        // edited message exactly when it applies the edits.
+        message proto;
+        proto.role = role::tool;
+        proto.content = opt_.placeholder.view();
+        const std::int64_t placeholder_tokens = in.count ? in.count(proto) : approx_tokens(opt_.placeholder);
+        r.edits.reserve(end / 8);
         constexpr std::size_t none = static_cast<std::size_t>(-1);
         std::size_t calls_at = none;   // the assistant message whose calls the results answer
         std::size_t calls_edit = none;  // its edit in r.edits (clear_arguments), made by its first cleared result
@@ -70,8 +79,7 @@ public:
                 finder.reset(&m);
             }
             if (m.role != role::tool || is_cleared(m)) continue;
-            message cleared = placeholder_for(m);
-            const std::int64_t gain = tokens_of(in, i) - (in.count ? in.count(cleared) : approx_tokens(opt_.placeholder));
+            const std::int64_t gain = tokens_of(in, i) - placeholder_tokens;
             if (gain <= 0) continue;  // a result no bigger than the placeholder stays: clearing it would cost
             const tool_call* call = (opt_.exclude.empty() && !opt_.clear_arguments) ? nullptr : finder.find(m);
             if (excluded(m, call)) continue;
@@ -81,10 +89,10 @@ public:
                     r.edits.push_back({calls_at, h[calls_at]});
                 }
                 const auto j = static_cast<std::size_t>(call - h[calls_at].tool_calls.data());  // the same position
-                r.edits[calls_edit].replacement.tool_calls[j].arguments = "{}";
+                r.edits[calls_edit].replacement->tool_calls[j].arguments = "{}";
             }
             removed += gain;
-            r.edits.push_back({i, std::move(cleared)});
+            r.edits.push_back({i, std::nullopt, opt_.placeholder});
         }
         if (removed < opt_.clear_at_least || r.edits.empty()) r.edits.clear();
         return r;
@@ -97,7 +105,7 @@ public:
 
 private:
     [[nodiscard]] bool is_cleared(const message& m) const noexcept {
-        return m.form == content_form::text && m.content == opt_.placeholder;
+        return m.form == content_form::text && std::string_view(m.content) == opt_.placeholder.view();
     }
     /// The calls of the exchange's assistant message, looked up by id: results usually come in the calls'
     /// order (a cursor finds each in O(1)); in another order, a hash index is built once for the message, so a
@@ -138,14 +146,6 @@ private:
         if (opt_.exclude.empty()) return false;
         const std::string_view fn = call ? std::string_view(call->name) : m.name ? std::string_view(*m.name) : std::string_view();
         return std::find(opt_.exclude.begin(), opt_.exclude.end(), fn) != opt_.exclude.end();
-    }
-    [[nodiscard]] message placeholder_for(const message& m) const {
-        message c;
-        c.role = role::tool;
-        c.content = opt_.placeholder;
-        c.tool_call_id = m.tool_call_id;
-        c.name = m.name;
-        return c;
     }
     [[nodiscard]] static std::int64_t tokens_of(const compress_input& in, std::size_t i) {
         if (in.prefix_tokens.size() == in.history.size() + 1) return in.prefix_tokens[i + 1] - in.prefix_tokens[i];

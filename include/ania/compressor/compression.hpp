@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -11,6 +12,7 @@
 #include <vector>
 
 #include <ania/message.hpp>
+#include <ania/text/shared_text.hpp>
 #include <ania/usage.hpp>
 
 namespace ania {
@@ -36,10 +38,32 @@ struct compress_input {
 };
 
 /// A message of the history replaced in place (a tool result cleared, a call's arguments dropped): the
-/// transcript keeps its shape, so every call stays paired with its result.
+/// transcript keeps its shape, so every call stays paired with its result. Either the whole message
+/// (`replacement`), or, cheaper, only its text (`content`: the message keeps its role, ids and name, and its
+/// content becomes this text; applied in the message's own buffer, which a shorter text fits without allocating).
 struct message_edit {
     std::size_t index;  ///< into compress_input::history
-    message replacement;
+    std::optional<message> replacement{};  ///< the whole new message, or
+    std::optional<shared_text> content{};  ///< only its new text (when there is no replacement)
+
+    /// The edit applied to `m` (the message at `index`).
+    void apply_to(message& m) && {
+        if (replacement) {
+            m = std::move(*replacement);
+            return;
+        }
+        if (!content) return;
+        m.content.assign(content->view());
+        m.form = content_form::text;
+        m.parts.clear();
+    }
+    /// The message after the edit, `m` being the message at `index`.
+    [[nodiscard]] message applied_to(const message& m) const {
+        if (replacement) return *replacement;
+        message out = m;
+        message_edit{index, std::nullopt, content}.apply_to(out);
+        return out;
+    }
 };
 
 /// What one rung of a ladder did (compressor/ladder.hpp), in the order they ran.

@@ -6,6 +6,7 @@
 #include <concepts>
 #include <utility>
 
+#include <ania/detail/linkage.hpp>
 #include <ania/compressor/clear_tool_results.hpp>
 #include <ania/compressor/ladder.hpp>
 #include <ania/compressor/llm_summary.hpp>
@@ -25,16 +26,27 @@ class default_compressor : public ladder<clear_tool_results, llm_summary<Client>
 public:
     using shared_options = typename llm_summary<Client>::shared_options;
 
+    // The constructors and the destructor are out of line under g++: inlined into the code that moves a client
+    // out of, or destroys, a disengaged std::optional (basic_agent::parts), g++ 12 at -O2 reports the shared
+    // pointers inside "maybe uninitialized" (the std::optional false positive, GCC PR 80635) -- an error under
+    // -Werror in the user's build.
+
     /// llm_summary's constructors: (main[, compression][, options]); the first rung off.
     template <class... Args>
         requires std::constructible_from<llm_summary<Client>, Args...>
-    explicit default_compressor(Args&&... args)
+    ANIA_GCC_NOINLINE explicit default_compressor(Args&&... args)
         : base(clear_tool_results(off()), llm_summary<Client>(std::forward<Args>(args)...), truncate_oldest_half{}) {}
     /// The same with the first rung's options.
     template <class... Args>
         requires std::constructible_from<llm_summary<Client>, Args...>
-    explicit default_compressor(clear_tool_results_options clear, Args&&... args)
+    ANIA_GCC_NOINLINE explicit default_compressor(clear_tool_results_options clear, Args&&... args)
         : base(clear_tool_results(std::move(clear)), llm_summary<Client>(std::forward<Args>(args)...), truncate_oldest_half{}) {}
+
+    ANIA_GCC_NOINLINE ~default_compressor() {}
+    default_compressor(const default_compressor&) = default;
+    default_compressor(default_compressor&&) = default;
+    default_compressor& operator=(const default_compressor&) = default;
+    default_compressor& operator=(default_compressor&&) = default;
 
     [[nodiscard]] clear_tool_results& clearing() noexcept { return this->template rung<0>(); }
     [[nodiscard]] llm_summary<Client>& primary() noexcept { return this->template rung<1>(); }

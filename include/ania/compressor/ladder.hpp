@@ -37,9 +37,23 @@ struct ladder_state {
 [[nodiscard]] inline std::int64_t edits_removed(const compress_input& in, const std::vector<message_edit>& edits) {
     if (!in.count || in.prefix_tokens.size() != in.history.size() + 1) return -1;
     std::int64_t removed = 0;
-    for (const message_edit& e : edits)
-        if (e.index < in.history.size())
-            removed += in.prefix_tokens[e.index + 1] - in.prefix_tokens[e.index] - in.count(e.replacement);
+    const std::string_view* last_text = nullptr;  // a text edit's count, counted once per text (the placeholder)
+    std::string_view last_view;
+    std::int64_t last_tokens = 0;
+    for (const message_edit& e : edits) {
+        if (e.index >= in.history.size()) continue;
+        std::int64_t now;
+        if (e.replacement || !e.content) {
+            now = in.count(e.applied_to(in.history[e.index]));
+        } else if (last_text && last_view.data() == e.content->data() && last_view.size() == e.content->size()) {
+            now = last_tokens;
+        } else {
+            now = last_tokens = in.count(e.applied_to(in.history[e.index]));
+            last_view = e.content->view();
+            last_text = &last_view;
+        }
+        removed += in.prefix_tokens[e.index + 1] - in.prefix_tokens[e.index] - now;
+    }
     return removed;
 }
 
@@ -55,9 +69,9 @@ inline void apply_edits(ladder_state& st, const std::vector<message_edit>& edits
         if (e.index >= h.size()) continue;
         if (counted) {
             for (; next <= e.index; ++next) sums[next] += shift;
-            shift += in.count(e.replacement) - (sums[e.index + 1] + shift - sums[e.index]);
         }
-        h[e.index] = e.replacement;
+        message_edit(e).apply_to(h[e.index]);
+        if (counted) shift += in.count(h[e.index]) - (sums[e.index + 1] + shift - sums[e.index]);
     }
     if (counted) {
         for (; next < sums.size(); ++next) sums[next] += shift;

@@ -47,7 +47,7 @@ template <>
     o.clear_tool_results.exclude = ct.exclude;
     o.clear_tool_results.clear_at_least = ct.clear_at_least;
     o.clear_tool_results.clear_arguments = ct.clear_arguments;
-    o.clear_tool_results.placeholder = ct.placeholder;
+    o.clear_tool_results.placeholder = shared_text(ct.placeholder);
     const auto& v = c.compressor.verify;
     if (v.max_ratio > 0 || v.reject_refusals || v.same_script || v.breaker_failures > 0) {
         summary_options s;

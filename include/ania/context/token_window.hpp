@@ -276,9 +276,9 @@ private:
             if (e.index < from || e.index >= size()) continue;
             const std::size_t i = start_ + e.index;
             for (; next <= i; ++next) prefix_[next] += shift;
-            const std::int64_t t = counter_.count(e.replacement);
+            std::move(e).apply_to(msgs_[i]);
+            const std::int64_t t = counter_.count(msgs_[i]);
             shift += t - (prefix_[i + 1] + shift - prefix_[i]);
-            msgs_[i] = std::move(e.replacement);
         }
         for (; next < prefix_.size(); ++next) prefix_[next] += shift;
         bytes_dirty_ = true;

@@ -19,3 +19,11 @@
 #define ANIA_HEADER_ONLY 1
 #define ANIA_INLINE inline
 #endif
+
+// A member kept out of line under g++ only: see default_compressor (GCC PR 80635, std::optional's false
+// "maybe uninitialized" at -O2, which -Werror in a user's build turns into an error).
+#if defined(__GNUC__) && !defined(__clang__)
+#define ANIA_GCC_NOINLINE [[gnu::noinline]]
+#else
+#define ANIA_GCC_NOINLINE
+#endif
