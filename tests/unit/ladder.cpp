@@ -387,14 +387,19 @@ TEST_CASE("the ladder through an agent on SQLite: an early trigger clears, the s
     struct ev_traits : traits {
         using events = ania::event_functions;
     };
+    int pre_compacts = 0;
+    ania::hook_set hooks;
+    hooks.on_pre_compact([&](const ania::pre_compact_event&) { ++pre_compacts; });
     {
-        ania::basic_agent<ev_traits> a(writer, {.client = model, .tools = ania::tool_registry({search}), .events = ev, .log = ania_test::capture_log{}},
+        ania::basic_agent<ev_traits> a(writer, {.client = model, .tools = ania::tool_registry({search}), .hooks = hooks, .events = ev,
+                                                .log = ania_test::capture_log{}},
                                        "g:1", opt);
         for (int t = 0; t < 5; ++t) {
             model.calls({{"search", "{}"}}, {0, 0, 0, {}}).reply("done " + std::to_string(t), {0, 0, 0, {}});
             REQUIRE(a.chat("turn " + std::to_string(t)).ok());
         }
         REQUIRE_FALSE(edited.empty());
+        CHECK(pre_compacts == 0);  // a clearing below the threshold is not a compaction
         CHECK(rungs.front() == "clear_tool_results");
         // Every result but the newest `keep` is cleared; no summary was asked for.
         std::size_t cleared = 0, kept = 0;

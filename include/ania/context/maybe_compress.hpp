@@ -109,8 +109,11 @@ compress_report maybe_compress(token_window<Counter>& window, C& comp, S& store,
                                turn_stats& stats, const compress_options& hooks = {}) {
     compress_report report;
     report.before = window.size();
-    if (!(compression_due(window, comp) || (hooks.force && window.size() > 0))) return report;
-    if (hooks.pre_compact) detail::notify_pre_compact(hooks, {session, window.context_tokens(), window.threshold(), window.size()});
+    const bool due = window.compression_due() || (hooks.force && window.size() > 0);
+    if (!(due || compression_due(window, comp))) return report;
+    // PreCompact announces a compaction; an early trigger (a cheap rung below the threshold, which often finds
+    // nothing to clear) is not one.
+    if (due && hooks.pre_compact) detail::notify_pre_compact(hooks, {session, window.context_tokens(), window.threshold(), window.size()});
     compression_result r;
     try {
         // Forced (the provider refused the prompt): every rung of a ladder may run, whatever the estimate says.
