@@ -7,6 +7,8 @@
 #include <chrono>
 #include <cstring>
 #include <memory>
+#include <optional>
+#include <random>
 #include <stop_token>
 #include <string>
 #include <thread>
@@ -1177,4 +1179,133 @@ TEST_CASE("quirks: an error inside a 200 stream is a server failure, retried whi
     CHECK(r.end == ania::turn_end::failed);
     CHECK(r.failure.kind == ania::failure_kind::server);
     CHECK(s.count() == 1);
+}
+
+namespace {
+
+/// What stream_accumulator's document path takes from a chunk (the same rules), for comparing the fast reader.
+struct doc_fields {
+    bool ok = false, saw_choice = false;
+    std::optional<std::string> content, reasoning, finish;
+};
+doc_fields by_document(std::string_view data) {
+    doc_fields d;
+    ania::json j;
+    try {
+        j = ania::http::detail::parse_body(data, {});
+    } catch (const std::exception&) {
+        return d;
+    }
+    d.ok = true;
+    if (!j.is_object()) return d;
+    const auto ch = j.find("choices");
+    if (ch == j.end() || !ch->is_array()) return d;
+    for (const ania::json& choice : *ch) {
+        if (!choice.is_object()) continue;
+        if (const auto idx = choice.find("index"); idx != choice.end() && idx->is_number_integer() && idx->get<std::int64_t>() != 0) continue;
+        d.saw_choice = true;
+        if (const auto fr = choice.find("finish_reason"); fr != choice.end() && fr->is_string()) d.finish = fr->get<std::string>();
+        const auto dl = choice.find("delta");
+        if (dl == choice.end() || !dl->is_object()) continue;
+        if (const auto c = dl->find("content"); c != dl->end() && c->is_string()) d.content = c->get<std::string>();
+        if (const auto r = dl->find("reasoning_content"); r != dl->end() && r->is_string()) d.reasoning = r->get<std::string>();
+    }
+    return d;
+}
+
+std::string random_piece(std::mt19937& rng) {
+    static const char* pieces[] = {"你好", "，", "hello", " world", "\\n", "\\\"", "\\\\", "\\u4f60", "\\u00e9", "\\/", "\\t",
+                                   "😀", "a\\u0000b", "\\ud83d\\ude00", "\\x", "\\u12", "</think>", "1e5", ""};
+    std::string s;
+    for (int k = rng() % 4; k >= 0; --k) s += pieces[rng() % (sizeof(pieces) / sizeof(*pieces))];
+    return s;
+}
+
+std::string random_chunk(std::mt19937& rng) {
+    const auto ws = [&] { return rng() % 4 == 0 ? std::string(" \n") : std::string(); };
+    std::string delta = "{";
+    std::vector<std::string> dm;
+    if (rng() % 5 != 0) dm.push_back(R"("content":)" + (rng() % 6 == 0 ? std::string("null") : "\"" + random_piece(rng) + "\""));
+    if (rng() % 4 == 0) dm.push_back(R"("reasoning_content":")" + random_piece(rng) + "\"");
+    if (rng() % 3 == 0) dm.push_back(R"("role":"assistant")");
+    if (rng() % 8 == 0) dm.push_back(R"("tool_calls":[{"index":0,"id":"c1","function":{"name":"f","arguments":"{}"}}])");
+    if (rng() % 10 == 0) dm.push_back(R"("content":"dup")");
+    for (std::size_t k = 0; k < dm.size(); ++k) delta += (k ? "," : "") + ws() + dm[k];
+    delta += "}";
+    std::vector<std::string> cm;
+    const char* indexes[] = {"0", "0", "0", "1", "0.0", "\"0\"", "00", "-0"};
+    if (rng() % 6 != 0) cm.push_back(std::string(R"("index":)") + indexes[rng() % 8]);
+    cm.push_back(R"("delta":)" + (rng() % 12 == 0 ? std::string("null") : delta));
+    const char* finishes[] = {"null", "\"stop\"", "\"length\"", "\"error\"", "null"};
+    if (rng() % 3 != 0) cm.push_back(std::string(R"("finish_reason":)") + finishes[rng() % 5]);
+    if (rng() % 5 == 0) cm.push_back(R"("logprobs":null)");
+    std::string choice = "{";
+    for (std::size_t k = 0; k < cm.size(); ++k) choice += (k ? "," : "") + ws() + cm[k];
+    choice += "}";
+    std::vector<std::string> tm{R"("id":"chatcmpl-x")", R"("object":"chat.completion.chunk")", R"("created":1733400000)"};
+    const char* extras[] = {R"("model":"m")", R"("system_fingerprint":null)", R"("usage":null)", R"("usage":{"prompt_tokens":1})",
+                            R"("error":null)", R"("error":{"message":"x"})", R"("x":[1,-2.5,true,false,{"a":[]}])", R"("n":1e400)",
+                            R"("deep":[[[[[[[[[[[[[[[[[[[1]]]]]]]]]]]]]]]]]]])", R"("big":123456789012345678901234)"};
+    tm.push_back(extras[rng() % 10]);
+    const int nchoices = rng() % 8 == 0 ? 0 : rng() % 10 == 0 ? 2 : 1;
+    std::string arr = "[";
+    for (int k = 0; k < nchoices; ++k) arr += (k ? "," : "") + choice;
+    arr += "]";
+    tm.insert(tm.begin() + static_cast<std::ptrdiff_t>(rng() % tm.size()), R"("choices":)" + ws() + arr);
+    std::string out = ws() + "{";
+    for (std::size_t k = 0; k < tm.size(); ++k) out += (k ? "," : "") + tm[k];
+    return out + "}" + ws();
+}
+
+} // namespace
+
+TEST_CASE("stream chunks: the fast reader reads a chunk as the document path does, or declines", "[clients][stream][property]") {
+    std::mt19937 rng(4242);
+    ania::openai::detail::stream_chunk_reader reader;
+    std::size_t accepted = 0, declined = 0;
+    for (int round = 0; round < 20000; ++round) {
+        std::string chunk = random_chunk(rng);
+        if (round % 3 == 0) {  // mutated: a byte changed, dropped or doubled (also inside UTF-8 sequences)
+            const std::size_t at = rng() % chunk.size();
+            switch (rng() % 3) {
+            case 0: chunk[at] = static_cast<char>(rng() % 256); break;
+            case 1: chunk.erase(at, 1); break;
+            default: chunk.insert(at, 1, chunk[at]); break;
+            }
+        }
+        CAPTURE(chunk);
+        ania::openai::detail::stream_chunk_reader::fields f;
+        if (!reader.read(chunk, {}, f)) {
+            ++declined;
+            continue;
+        }
+        ++accepted;
+        const doc_fields d = by_document(chunk);
+        REQUIRE(d.ok);  // never accepts what the document parser rejects
+        CHECK(f.saw_choice == d.saw_choice);
+        CHECK(f.content.has_value() == d.content.has_value());
+        if (f.content && d.content) CHECK(std::string(*f.content) == *d.content);
+        CHECK(f.reasoning.has_value() == d.reasoning.has_value());
+        if (f.reasoning && d.reasoning) CHECK(std::string(*f.reasoning) == *d.reasoning);
+        CHECK(f.finish_reason.has_value() == d.finish.has_value());
+        if (f.finish_reason && d.finish) CHECK(std::string(*f.finish_reason) == *d.finish);
+    }
+    CHECK(accepted > 2000);  // the fast path is taken for the common shapes
+    CHECK(declined > 2000);  // and declines the rest
+    // A whole stream through the accumulator equals the same stream read chunk by chunk by the document path.
+    std::string expected;
+    ania::openai::stream_accumulator acc;
+    for (int k = 0; k < 500; ++k) {
+        const std::string piece = random_piece(rng);
+        const std::string chunk = R"({"choices":[{"index":0,"delta":{"content":")" + piece + R"("},"finish_reason":null}]})";
+        const doc_fields d = by_document(chunk);
+        if (!d.ok) continue;
+        expected += d.content.value_or("");
+        acc.add(chunk);
+    }
+    acc.add(R"({"choices":[{"index":0,"delta":{},"finish_reason":"stop"}],"usage":null})");
+    const ania::completion c = std::move(acc).finish();
+    REQUIRE(c.ok);
+    CHECK(c.reply.content == expected);
+    CHECK(c.finish_reason == "stop");
 }

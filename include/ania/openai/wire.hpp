@@ -20,6 +20,7 @@
 #include <ania/json.hpp>
 #include <ania/json_writer.hpp>
 #include <ania/message.hpp>
+#include <ania/openai/stream_chunk.hpp>
 #include <ania/text/utf8.hpp>
 
 namespace ania::openai {
@@ -156,6 +157,22 @@ public:
             done_ = true;
             return true;
         }
+        if (detail::stream_chunk_reader::fields f; fast_.read(data, limits_, f)) {  // the common chunk, no document built
+            if (f.saw_choice) {
+                saw_choice_ = true;
+                if (f.finish_reason) finish_.assign(*f.finish_reason);
+                if (f.content) {
+                    content_ += *f.content;
+                    has_content_ = true;
+                    if (on_text_) on_text_(*f.content);
+                }
+                if (f.reasoning) {
+                    reasoning_ += *f.reasoning;
+                    has_reasoning_ = true;
+                }
+            }
+            return true;
+        }
         json j;
         try {
             j = http::detail::parse_body(data, limits_);
@@ -266,6 +283,7 @@ private:
     }
 
     parse_limits limits_;
+    detail::stream_chunk_reader fast_;
     std::string content_, reasoning_, finish_;
     std::vector<tool_call> calls_;
     std::unordered_map<std::int64_t, std::size_t> positions_;
