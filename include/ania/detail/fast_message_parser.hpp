@@ -11,6 +11,7 @@
 #include <string>
 #include <string_view>
 
+#include <ania/detail/json_unescape.hpp>
 #include <ania/detail/message_shape.hpp>
 #include <ania/message.hpp>
 
@@ -121,23 +122,6 @@ private:
         return true;
     }
 
-    static int hex(char c) noexcept {
-        if (c >= '0' && c <= '9') return c - '0';
-        if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-        if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-        return -1;
-    }
-    bool read_hex4(std::uint32_t& v) noexcept {
-        if (pos_ + 4 > s_.size()) return false;
-        v = 0;
-        for (int i = 0; i < 4; ++i) {
-            const int h = hex(s_[pos_++]);
-            if (h < 0) return false;
-            v = (v << 4) | static_cast<std::uint32_t>(h);
-        }
-        return true;
-    }
-
     /// A JSON string (the input is valid UTF-8, checked by the caller).
     bool read_string(std::string& out) {
         if (!eat('"')) return false;
@@ -155,30 +139,7 @@ private:
             if (c == '"') return true;
             if (c != '\\') return false;  // raw control character: invalid JSON
             if (pos_ >= s_.size()) return false;
-            switch (s_[pos_++]) {
-            case '"': out.push_back('"'); break;
-            case '\\': out.push_back('\\'); break;
-            case '/': out.push_back('/'); break;
-            case 'b': out.push_back('\b'); break;
-            case 'f': out.push_back('\f'); break;
-            case 'n': out.push_back('\n'); break;
-            case 'r': out.push_back('\r'); break;
-            case 't': out.push_back('\t'); break;
-            case 'u': {
-                std::uint32_t cp;
-                if (!read_hex4(cp)) return false;
-                if (cp >= 0xD800 && cp <= 0xDBFF) {
-                    std::uint32_t lo;
-                    if (!literal("\\u") || !read_hex4(lo) || lo < 0xDC00 || lo > 0xDFFF) return false;
-                    cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
-                } else if (cp >= 0xDC00 && cp <= 0xDFFF) {
-                    return false;
-                }
-                text::append_utf8(out, static_cast<char32_t>(cp));
-                break;
-            }
-            default: return false;
-            }
+            if (!decode_json_escape(s_, pos_, out)) return false;
             run = pos_;
         }
     }

@@ -17,6 +17,7 @@
 #include <string>
 #include <string_view>
 
+#include <ania/detail/json_unescape.hpp>
 #include <ania/json_fwd.hpp>  // parse_limits
 #include <ania/text/utf8.hpp>
 
@@ -212,7 +213,7 @@ private:
         return i_ - b <= 18;
     }
     /// A string. Without escapes, a view into the chunk; with escapes, decoded into `buf` (null: only
-    /// validated; a key with an escape declines, as do \u escapes of surrogates).
+    /// validated) as nlohmann decodes them; a key with an escape declines.
     bool string_value(std::string_view& out, std::string* buf, bool key = false) {
         if (!eat('"')) return false;
         const std::size_t b = i_;
@@ -245,50 +246,11 @@ private:
                 ++i_;
                 continue;
             }
-            if (++i_ >= s_.size()) return false;
-            switch (s_[i_++]) {
-            case '"': o.push_back('"'); break;
-            case '\\': o.push_back('\\'); break;
-            case '/': o.push_back('/'); break;
-            case 'b': o.push_back('\b'); break;
-            case 'f': o.push_back('\f'); break;
-            case 'n': o.push_back('\n'); break;
-            case 'r': o.push_back('\r'); break;
-            case 't': o.push_back('\t'); break;
-            case 'u': {
-                if (i_ + 4 > s_.size()) return false;
-                std::uint32_t cp = 0;
-                for (int k = 0; k < 4; ++k) {
-                    const char h = s_[i_++];
-                    cp <<= 4;
-                    if (h >= '0' && h <= '9') cp |= static_cast<std::uint32_t>(h - '0');
-                    else if (h >= 'a' && h <= 'f') cp |= static_cast<std::uint32_t>(h - 'a' + 10);
-                    else if (h >= 'A' && h <= 'F') cp |= static_cast<std::uint32_t>(h - 'A' + 10);
-                    else return false;
-                }
-                if (cp >= 0xD800 && cp <= 0xDFFF) return false;  // surrogates: the full parser's rules
-                append_utf8(o, cp);
-                break;
-            }
-            default:
-                return false;
-            }
+            ++i_;
+            if (!ania::detail::decode_json_escape(s_, i_, o)) return false;
         }
         return false;
     }
-    static void append_utf8(std::string& o, std::uint32_t cp) {
-        if (cp < 0x80) {
-            o.push_back(static_cast<char>(cp));
-        } else if (cp < 0x800) {
-            o.push_back(static_cast<char>(0xC0 | (cp >> 6)));
-            o.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-        } else {
-            o.push_back(static_cast<char>(0xE0 | (cp >> 12)));
-            o.push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
-            o.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-        }
-    }
-
     void ws() noexcept {
         while (i_ < s_.size() && (s_[i_] == ' ' || s_[i_] == '\n' || s_[i_] == '\r' || s_[i_] == '\t')) ++i_;
     }
