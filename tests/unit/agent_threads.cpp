@@ -2,7 +2,9 @@
 // one writer on several threads. Apart from agent.cpp so that the ThreadSanitizer build compiles only these.
 #include <catch2/catch.hpp>
 
+#include <atomic>
 #include <chrono>
+#include <memory>
 #include <stop_token>
 #include <string>
 #include <thread>
@@ -63,4 +65,45 @@ TEST_CASE("agents of different sessions on one writer, from several threads at o
         CHECK(stored == windows[s]);
         CHECK(stored[2 * turns - 1].content == "ok " + std::to_string(s));
     }
+}
+
+TEST_CASE("one summary_breaker shared by the sessions of 8 threads: it opens once the summaries fail, no call while open", "[agent][threads][breaker]") {
+    // SCRIPTED model: the turns answer with a large reported prompt (so every turn compresses), the summary
+    // requests (no base prompt) fail, as a compression model that is down.
+    std::atomic<int> summary_calls{0};
+    scripted_client model;
+    model.otherwise([&](const ania::chat_request& req) -> ania::completion {
+        const auto msgs = req.messages.to_vector();
+        if (msgs.empty() || msgs[0].content != "base") {
+            ++summary_calls;
+            return ania::completion::failure("compression model down");
+        }
+        return ania::completion::success(message::assistant("ok"), {900, 5, 905, {}});
+    });
+    auto breaker = std::make_shared<ania::summary_breaker>(4, std::chrono::hours(1));
+    ania::summary_options so;
+    so.breaker = breaker;
+    ania::agent_options opt;
+    opt.system_prompt = "base";
+    opt.window.max_context_tokens = 1000;  // 900 > 0.8 x 1000: the next turn compresses
+    opt.summary = std::make_shared<const ania::summary_options>(so);
+    const auto shared = std::make_shared<const ania::agent_options>(opt);
+    ania::ram_store store;
+    ania::background_writer<ania::ram_store> writer(store);
+    std::vector<std::thread> threads;
+    std::atomic<int> failed_turns{0};
+    for (int t = 0; t < 8; ++t) {
+        threads.emplace_back([&, t] {
+            ania_test::test_agent a(writer, {.client = model, .log = ania_test::capture_log{}}, shared, "g:" + std::to_string(t));
+            for (int k = 0; k < 20; ++k)
+                if (!a.chat("turn " + std::to_string(k)).ok()) ++failed_turns;
+        });
+    }
+    for (auto& th : threads) th.join();
+    CHECK(failed_turns == 0);  // truncation ran instead: no turn is lost to the down summariser
+    CHECK(breaker->is_open());
+    // Once open, no summary is attempted: at most the 4 that opened it, and the ones already in flight (one per
+    // thread) when it opened.
+    CHECK(summary_calls.load() >= 4);
+    CHECK(summary_calls.load() <= 4 + 8);
 }
