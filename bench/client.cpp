@@ -4,6 +4,9 @@
 // a SCRIPTED cpp-httplib server on 127.0.0.1) next to openai_roundtrip/curl_minimum (one reused curl easy handle
 // POSTing the same body to the same server and reading the answer: the floor any libcurl client pays), measured
 // in the same run. The stream is made from the data set's assistant texts (derived, so any seed works).
+// agent_turn/with_client/{1k,10k}: a whole agent turn over the real openai::client against that server, on a
+// history of the data set's first 1k / 10k messages: the request body is the whole history each turn today,
+// so 10k costs what serialising and sending 2.7 MB costs (the target of #30 is O(turn): 10k within 1.5x of 1k).
 #include <benchmark/benchmark.h>
 
 #include <curl/curl.h>
@@ -12,7 +15,10 @@
 #include <string_view>
 #include <vector>
 
+#include <ania/agent/agent.hpp>
+#include <ania/history/background_writer.hpp>
 #include <ania/http/sse.hpp>
+#include <ania/store/ram_store.hpp>
 #include <ania/json.hpp>
 #include <ania/openai/client.hpp>
 #include <ania/openai/wire.hpp>
@@ -172,6 +178,36 @@ void roundtrip_curl(benchmark::State& state) {
     curl_easy_cleanup(h);
 }
 
+void agent_turn_with_client(benchmark::State& state, const std::string& data) {
+    const auto lines = ania_test::load_lines(data);
+    std::vector<ania::message> history;
+    for (std::size_t i = 1; i < lines.size(); ++i) history.push_back(ania::parse_message(lines[i]));
+    ania::ram_store store;
+    store.append("g:1", history);
+    ania::background_writer<ania::ram_store> writer(store);
+    ania::agent_options opt{.system_prompt = ania::parse_message(lines[0]).content};
+    opt.window.max_context_tokens = 0;  // no compression: the figure is the turn
+    ania::openai::client_options o;
+    o.base_url = server().url();
+    o.api_key = "bench";
+    o.model = "bench-model";
+    o.stream = false;
+    ania::agent<ania::openai::client> agent(writer, {.client = ania::openai::client(o)}, "g:1", opt);
+    benchmark::DoNotOptimize(agent.window().size());  // the load, outside the loop
+    std::size_t body = 0;
+    for (auto _ : state) {
+        ania::chat_result r = agent.chat("[nickname:小明 id:qq:1] 今天的会议几点开始？");
+        if (!r.ok()) {
+            state.SkipWithError("the turn failed");
+            break;
+        }
+        writer.flush();
+        benchmark::DoNotOptimize(r);
+    }
+    for (const ania::message& m : agent.window().messages()) body += m.content.size();
+    state.counters["history_text_bytes"] = static_cast<double>(body);
+}
+
 const int registered = [] {
     benchmark::RegisterBenchmark("sse_decode/decoder", sse_decoder_only)->Unit(benchmark::kMicrosecond);
     benchmark::RegisterBenchmark("sse_decode/accumulator", sse_with_accumulator)->Unit(benchmark::kMicrosecond);
@@ -179,6 +215,10 @@ const int registered = [] {
     benchmark::RegisterBenchmark("openai_roundtrip/curl_minimum", roundtrip_curl)->Unit(benchmark::kMicrosecond)->UseRealTime();
     benchmark::RegisterBenchmark("openai_roundtrip/loopback", roundtrip_client)->Unit(benchmark::kMicrosecond)->UseRealTime();
     benchmark::RegisterBenchmark("openai_roundtrip/curl_minimum", roundtrip_curl)->Unit(benchmark::kMicrosecond)->UseRealTime();
+    for (const std::string size : {"1k", "10k"})
+        benchmark::RegisterBenchmark(("agent_turn/with_client/" + size).c_str(), agent_turn_with_client, "history_" + size)
+            ->Unit(benchmark::kMicrosecond)
+            ->UseRealTime();
     return 0;
 }();
 
