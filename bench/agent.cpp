@@ -27,13 +27,11 @@ struct instant_client {
 };
 
 void agent_turn(benchmark::State& state, const char* data) {
-    const auto lines = ania_test::load_lines(data);
-    std::vector<ania::message> history;
-    for (std::size_t i = 1; i < lines.size(); ++i) history.push_back(ania::parse_message(lines[i]));
+    const ania_test::conversation c = ania_test::load_conversation(data);
     ania::ram_store store;
-    store.append("g:1", history);
+    store.append("g:1", c.history);
     ania::background_writer<ania::ram_store> writer(store);
-    ania::agent_options opt{.system_prompt = ania::parse_message(lines[0]).content};
+    ania::agent_options opt{.system_prompt = c.system_prompt};
     opt.window.max_context_tokens = 0;  // no compression: the figure is the turn, not a summary
     ania::agent<instant_client> agent(writer, {.client = {}}, "g:1", opt);
     benchmark::DoNotOptimize(agent.window().size());  // the load, outside the loop
@@ -47,15 +45,13 @@ BENCHMARK_CAPTURE(agent_turn, 1k, "history_1k")->Name("agent_turn/overhead/1k")-
 BENCHMARK_CAPTURE(agent_turn, 10k, "history_10k")->Name("agent_turn/overhead/10k")->Unit(benchmark::kMicrosecond);
 
 void bot_respond(benchmark::State& state, const char* data) {
-    const auto lines = ania_test::load_lines(data);
-    std::vector<ania::message> history;
-    for (std::size_t i = 1; i < lines.size(); ++i) history.push_back(ania::parse_message(lines[i]));
+    const ania_test::conversation c = ania_test::load_conversation(data);
     ania::config cfg;
     cfg.max_context_tokens = 0;  // no compression, as above
-    ania::bot_options opt{.system_prompt = ania::parse_message(lines[0]).content, .log = {}};
+    ania::bot_options opt{.system_prompt = c.system_prompt, .log = {}};
     opt.adjust_sessions = [](ania::session_options& s) { s.janitor = false; };
     ania::basic_bot<ania::bot_traits<instant_client, ania::ram_store>> bot(cfg, std::move(opt), {.client = {}});
-    bot.store().append("g:1", history);
+    bot.store().append("g:1", c.history);
     benchmark::DoNotOptimize(bot.respond("g:1", "你好"));  // the load, outside the loop
     for (auto _ : state) {
         ania::respond_result r = bot.respond("g:1", "[nickname:小明 id:qq:1] 今天的会议几点开始？");

@@ -179,13 +179,11 @@ void roundtrip_curl(benchmark::State& state) {
 }
 
 void agent_turn_with_client(benchmark::State& state, const std::string& data) {
-    const auto lines = ania_test::load_lines(data);
-    std::vector<ania::message> history;
-    for (std::size_t i = 1; i < lines.size(); ++i) history.push_back(ania::parse_message(lines[i]));
+    const ania_test::conversation c = ania_test::load_conversation(data);
     ania::ram_store store;
-    store.append("g:1", history);
+    store.append("g:1", c.history);
     ania::background_writer<ania::ram_store> writer(store);
-    ania::agent_options opt{.system_prompt = ania::parse_message(lines[0]).content};
+    ania::agent_options opt{.system_prompt = c.system_prompt};
     opt.window.max_context_tokens = 0;  // no compression: the figure is the turn
     ania::openai::client_options o;
     o.base_url = server().url();

@@ -88,6 +88,21 @@ inline std::vector<std::string> load_lines(const std::string& name) {
 }
 
 /// `<dir>/golden/<file>` as text (golden files are not in the manifest; they are checked by their tests).
+/// A history file as a conversation: its first line is the base prompt (a system message), the rest the history.
+struct conversation {
+    std::string system_prompt;
+    std::vector<ania::message> history;
+};
+inline conversation load_conversation(const std::string& name) {
+    const std::vector<std::string> lines = load_lines(name);
+    conversation c;
+    if (lines.empty()) return c;
+    c.system_prompt = ania::parse_message(lines[0]).content;
+    c.history.reserve(lines.size() - 1);
+    for (std::size_t i = 1; i < lines.size(); ++i) c.history.push_back(ania::parse_message(lines[i]));
+    return c;
+}
+
 inline std::string load_golden(const std::string& file) { return read_file(bench_data_dir() + "/golden/" + file); }
 
 } // namespace ania_test

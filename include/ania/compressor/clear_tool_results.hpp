@@ -134,7 +134,6 @@ private:
             const auto it = index_.find(std::string_view(id));
             return it == index_.end() ? nullptr : it->second;
         }
-        [[nodiscard]] const message* calls() const noexcept { return calls_; }
 
     private:
         const message* calls_ = nullptr;

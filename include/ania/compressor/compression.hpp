@@ -66,6 +66,28 @@ struct message_edit {
     }
 };
 
+namespace detail {
+/// Applies `edits` (ascending, indices into `msgs`; those before `from` skipped) to `msgs`, moving each edit out,
+/// and shifts `sums` (prefix sums over `msgs`, size msgs.size() + 1; empty: none kept) by each edit's difference
+/// in one pass: the other messages' cached counts are kept, not recounted. `count(m)` counts one message.
+template <class Count>
+void apply_edits(std::span<message> msgs, std::span<std::int64_t> sums, std::span<message_edit> edits, std::size_t from,
+                 Count&& count) {
+    const bool counted = sums.size() == msgs.size() + 1;
+    std::int64_t shift = 0;
+    std::size_t next = from;  // sums before it are already shifted
+    for (message_edit& e : edits) {
+        if (e.index < from || e.index >= msgs.size()) continue;
+        std::move(e).apply_to(msgs[e.index]);
+        if (!counted) continue;
+        for (; next <= e.index; ++next) sums[next] += shift;
+        shift += count(msgs[e.index]) - (sums[e.index + 1] + shift - sums[e.index]);
+    }
+    if (counted)
+        for (; next < sums.size(); ++next) sums[next] += shift;
+}
+} // namespace detail
+
 /// What one rung of a ladder did (compressor/ladder.hpp), in the order they ran.
 struct compression_step {
     std::string_view rung;         ///< the rung's name (`Rung::name`, else "compressor")

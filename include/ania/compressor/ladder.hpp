@@ -37,20 +37,18 @@ struct ladder_state {
 [[nodiscard]] inline std::int64_t edits_removed(const compress_input& in, const std::vector<message_edit>& edits) {
     if (!in.count || in.prefix_tokens.size() != in.history.size() + 1) return -1;
     std::int64_t removed = 0;
-    const std::string_view* last_text = nullptr;  // a text edit's count, counted once per text (the placeholder)
-    std::string_view last_view;
-    std::int64_t last_tokens = 0;
+    std::string_view counted_text;  // a text edit's count, counted once per text (the placeholder)
+    std::int64_t text_tokens = -1;
     for (const message_edit& e : edits) {
         if (e.index >= in.history.size()) continue;
         std::int64_t now;
         if (e.replacement || !e.content) {
             now = in.count(e.applied_to(in.history[e.index]));
-        } else if (last_text && last_view.data() == e.content->data() && last_view.size() == e.content->size()) {
-            now = last_tokens;
+        } else if (text_tokens >= 0 && counted_text.data() == e.content->data() && counted_text.size() == e.content->size()) {
+            now = text_tokens;
         } else {
-            now = last_tokens = in.count(e.applied_to(in.history[e.index]));
-            last_view = e.content->view();
-            last_text = &last_view;
+            now = text_tokens = in.count(e.applied_to(in.history[e.index]));
+            counted_text = e.content->view();
         }
         removed += in.prefix_tokens[e.index + 1] - in.prefix_tokens[e.index] - now;
     }
@@ -58,26 +56,14 @@ struct ladder_state {
 }
 
 /// The input with `edits` applied, for the next rung (the history copied once; the sums shifted, not recounted).
-inline void apply_edits(ladder_state& st, const std::vector<message_edit>& edits) {
+inline void edit_input(ladder_state& st, const std::vector<message_edit>& edits) {
     const compress_input& in = st.in;
     std::vector<message> h(in.history.begin(), in.history.end());
-    std::vector<std::int64_t> sums(in.prefix_tokens.begin(), in.prefix_tokens.end());
-    const bool counted = in.count && sums.size() == h.size() + 1;
-    std::int64_t shift = 0;
-    std::size_t next = 0;
-    for (const message_edit& e : edits) {
-        if (e.index >= h.size()) continue;
-        if (counted) {
-            for (; next <= e.index; ++next) sums[next] += shift;
-        }
-        message_edit(e).apply_to(h[e.index]);
-        if (counted) shift += in.count(h[e.index]) - (sums[e.index + 1] + shift - sums[e.index]);
-    }
-    if (counted) {
-        for (; next < sums.size(); ++next) sums[next] += shift;
-    } else {
-        sums.clear();  // unknown: a rung counts for itself
-    }
+    std::vector<std::int64_t> sums;
+    if (in.count) sums.assign(in.prefix_tokens.begin(), in.prefix_tokens.end());
+    if (sums.size() != h.size() + 1) sums.clear();  // unknown: a rung counts for itself
+    std::vector<message_edit> mine(edits);  // the rung's edits are kept for the result
+    detail::apply_edits(h, sums, mine, 0, in.count);
     st.edited = std::move(h);
     st.sums = std::move(sums);
     st.in.history = st.edited;
@@ -191,7 +177,7 @@ private:
         else st.tokens = -1;
         if constexpr (I + 1 < sizeof...(Rungs)) {
             const bool now_under = st.in.target_tokens >= 0 && st.tokens >= 0 && st.tokens <= st.in.target_tokens;
-            if (!now_under) detail::apply_edits(st, r.edits);  // the next rung sees the edited history
+            if (!now_under) detail::edit_input(st, r.edits);  // the next rung sees the edited history
         }
         merge_edits(out, std::move(r.edits));
     }

@@ -12,6 +12,7 @@ static_assert(false, "compiled mode: the library defines what <ania/compressor/l
 #include <cctype>
 
 #include <ania/compressor/llm_summary.hpp>
+#include <ania/text/unicode.hpp>
 
 namespace ania {
 
@@ -143,10 +144,6 @@ ANIA_INLINE std::vector<std::string> detail::summary_transcript_lines(std::span<
 
 namespace detail {
 
-[[nodiscard]] constexpr bool is_cjk(char32_t c) noexcept {
-    return (c >= 0x3040 && c <= 0x30FF) || (c >= 0x3400 && c <= 0x4DBF) || (c >= 0x4E00 && c <= 0x9FFF) ||
-           (c >= 0xAC00 && c <= 0xD7AF) || (c >= 0xF900 && c <= 0xFAFF) || (c >= 0x20000 && c <= 0x2FA1F);
-}
 /// (CJK runes, ASCII letters) in s.
 [[nodiscard]] inline std::pair<std::size_t, std::size_t> script_counts(std::string_view s) noexcept {
     std::size_t cjk = 0, latin = 0;
@@ -154,7 +151,7 @@ namespace detail {
         const text::decoded_rune r = text::decode_rune(s, pos);
         pos += r.length ? r.length : 1;
         if (r.value < 0x80) latin += ((r.value | 0x20) >= 'a' && (r.value | 0x20) <= 'z');
-        else cjk += is_cjk(r.value);
+        else cjk += text::is_cjk(r.value);
     }
     return {cjk, latin};
 }

@@ -267,20 +267,11 @@ private:
         if constexpr (calibrating_token_counter<Counter>) return counter_.scale(raw);
         else return raw;
     }
-    /// Edits at or past `from` (the rest is about to be dropped) replace their message; the prefix sums move by
-    /// each edit's difference in one pass (the other messages' cached counts are kept, not recounted).
+    /// Edits at or past `from` (the rest is about to be dropped) replace their message, the sums shifted.
     void replace_in_place(std::vector<message_edit>& edits, std::size_t from) {
-        std::int64_t shift = 0;
-        std::size_t next = start_ + from;  // prefix_ entries before it are already shifted
-        for (message_edit& e : edits) {
-            if (e.index < from || e.index >= size()) continue;
-            const std::size_t i = start_ + e.index;
-            for (; next <= i; ++next) prefix_[next] += shift;
-            std::move(e).apply_to(msgs_[i]);
-            const std::int64_t t = counter_.count(msgs_[i]);
-            shift += t - (prefix_[i + 1] + shift - prefix_[i]);
-        }
-        for (; next < prefix_.size(); ++next) prefix_[next] += shift;
+        detail::apply_edits(std::span<message>(msgs_.data() + start_, size()),
+                            std::span<std::int64_t>(prefix_.data() + start_, prefix_.size() - start_), edits, from,
+                            [this](const message& m) { return counter_.count(m); });
         bytes_dirty_ = true;
     }
     void compact_if_worth_it() {

@@ -16,12 +16,8 @@
 
 namespace ania::memory {
 
-/// CJK as the tokenizer sees it: kana, CJK ideographs (with extension A and the compatibility block),
-/// Hangul syllables, and the supplementary ideograph planes.
-[[nodiscard]] constexpr bool is_cjk(char32_t c) noexcept {
-    return (c >= 0x3040 && c <= 0x30FF) || (c >= 0x3400 && c <= 0x4DBF) || (c >= 0x4E00 && c <= 0x9FFF) ||
-           (c >= 0xAC00 && c <= 0xD7AF) || (c >= 0xF900 && c <= 0xFAFF) || (c >= 0x20000 && c <= 0x2FA1F);
-}
+/// CJK as the tokenizer sees it (text::is_cjk; the summary's script check uses the same).
+using text::is_cjk;
 
 /// A word rune (SPEC §4 tokenizer): a letter or a decimal digit (Unicode L* and Nd; CJK runes are told
 /// apart by is_cjk first).

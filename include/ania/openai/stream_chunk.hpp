@@ -106,27 +106,22 @@ private:
         if (!eat('{')) return false;
         bool content = false, reasoning = false;
         return members(4, [&](std::string_view key) {
-            if (key == "content") {
-                if (content) return false;
-                content = true;
-                if (null_value()) return true;
-                std::string_view v;
-                if (!string_value(v, &content_buf_)) return false;
-                out.content = v;
-                return true;
-            }
-            if (key == "reasoning_content") {
-                if (reasoning) return false;
-                reasoning = true;
-                if (null_value()) return true;
-                std::string_view v;
-                if (!string_value(v, &reasoning_buf_)) return false;
-                out.reasoning = v;
-                return true;
-            }
+            if (key == "content") return text_member(content, out.content, content_buf_);
+            if (key == "reasoning_content") return text_member(reasoning, out.reasoning, reasoning_buf_);
             if (key == "tool_calls") return null_value();  // calls: the full parser assembles them
             return skip(5);
         });
+    }
+
+    /// A delta's text member: null, or a string (decoded into `buf` when it has escapes); a second one declines.
+    bool text_member(bool& seen, std::optional<std::string_view>& out, std::string& buf) {
+        if (seen) return false;
+        seen = true;
+        if (null_value()) return true;
+        std::string_view v;
+        if (!string_value(v, &buf)) return false;
+        out = v;
+        return true;
     }
 
     /// `{` already eaten: key, value, ... `}`; `on_key(key)` reads the value.

@@ -37,6 +37,13 @@ namespace detail {
     return static_cast<char32_t>(static_cast<std::int64_t>(c) + runs[lo].delta);
 }
 
+/// CJK: kana, CJK ideographs (with extension A and the compatibility block), Hangul syllables, and the
+/// supplementary ideograph planes (memory's tokenizer, the summary's script check).
+[[nodiscard]] constexpr bool is_cjk(char32_t c) noexcept {
+    return (c >= 0x3040 && c <= 0x30FF) || (c >= 0x3400 && c <= 0x4DBF) || (c >= 0x4E00 && c <= 0x9FFF) ||
+           (c >= 0xAC00 && c <= 0xD7AF) || (c >= 0xF900 && c <= 0xFAFF) || (c >= 0x20000 && c <= 0x2FA1F);
+}
+
 /// A letter (general category L*) or a decimal digit (Nd): what the spec's tokenizer calls a word rune.
 [[nodiscard]] constexpr bool is_letter_or_digit(char32_t c) noexcept {
     if (c < 0x80) return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
