@@ -13,6 +13,7 @@
 #include <ania/config/io-inl.hpp>
 #include <ania/context/maybe_compress-inl.hpp>
 #include <ania/context/token_counter-inl.hpp>
+#include <ania/history/archive_search-inl.hpp>
 #include <ania/history/persist-inl.hpp>
 #include <ania/log-inl.hpp>
 #include <ania/memory/index-inl.hpp>

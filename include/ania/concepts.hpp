@@ -26,6 +26,7 @@
 #include <ania/chat_request.hpp>
 #include <ania/completion.hpp>
 #include <ania/compressor/compression.hpp>
+#include <ania/history/archive.hpp>
 #include <ania/memory/concepts.hpp>
 #include <ania/message.hpp>
 #include <ania/session/resident.hpp>
@@ -58,6 +59,29 @@ concept history_store = requires(S& s, std::string_view session, std::span<const
 template <class S>
 concept prefix_dropping_store = history_store<S> && requires(S& s, std::string_view session, std::size_t k) {
     s.drop_front(session, k);
+};
+
+/// Optional capability: non-destructive compaction (<ania/history/archive.hpp>). What a compaction removes is
+/// kept in the session's archive, in the same transaction as the write that removes it, so that a crash
+/// leaves either the old history or the new one with its archive, never a history whose removed part is
+/// nowhere.
+///
+/// - `replace_archiving(session, msgs, batch)`: replace(session, msgs), and batch archived, atomically;
+/// - `drop_front_archiving(session, k, batch)`: drop the first k stored messages, and batch archived;
+/// - `read_archive(session, from, count)`: at most `count` archived messages with seq >= from, oldest first,
+///   with where the archive stands (first_seq, next_seq) and the summaries of their compactions;
+/// - `clear_archive(session)`: forgets the archived messages (seq numbers are never reused).
+///
+/// `clear(session)` clears the archive too unless the store is configured to keep it
+/// (archive_options::keep_on_clear). A store bounds each session's archive (archive_options: the oldest go
+/// first). Session ids are arbitrary byte strings, as for the history.
+template <class S>
+concept archiving_store = history_store<S> && requires(S& s, std::string_view session, std::span<const message> msgs,
+                                                       const archive_batch& b, std::size_t k, std::int64_t from) {
+    s.replace_archiving(session, msgs, b);
+    s.drop_front_archiving(session, k, b);
+    { s.read_archive(session, from, k) } -> std::same_as<archive_slice>;
+    s.clear_archive(session);
 };
 
 /// Estimates the tokens one message adds to a prompt. `count` must be cheap, must be pure, and is required to
@@ -125,6 +149,12 @@ struct history_store_archetype {
 struct prefix_dropping_store_archetype : history_store_archetype {
     void drop_front(std::string_view, std::size_t);
 };
+struct archiving_store_archetype : history_store_archetype {
+    void replace_archiving(std::string_view, std::span<const message>, const archive_batch&);
+    void drop_front_archiving(std::string_view, std::size_t, const archive_batch&);
+    archive_slice read_archive(std::string_view, std::int64_t, std::size_t);
+    void clear_archive(std::string_view);
+};
 struct token_counter_archetype {
     std::int64_t count(const message&) const noexcept;
 };
@@ -149,6 +179,7 @@ struct prescreening_eviction_policy_archetype : eviction_policy_archetype {
 
 static_assert(history_store<history_store_archetype> && !prefix_dropping_store<history_store_archetype>);
 static_assert(prefix_dropping_store<prefix_dropping_store_archetype>);
+static_assert(archiving_store<archiving_store_archetype> && !archiving_store<history_store_archetype>);
 static_assert(token_counter<token_counter_archetype> && !calibrating_token_counter<token_counter_archetype>);
 static_assert(calibrating_token_counter<calibrating_token_counter_archetype>);
 static_assert(chat_client<chat_client_archetype>);

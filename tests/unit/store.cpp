@@ -19,16 +19,27 @@ namespace ania::testing {
 template <>
 struct store_fixture<ania::background_writer<ania::ram_store>> {
     ania::ram_store inner;
+    std::vector<std::unique_ptr<ania::ram_store>> archiving;  // outlive the writers made over them
     std::unique_ptr<ania::background_writer<ania::ram_store>> make() {
         return std::make_unique<ania::background_writer<ania::ram_store>>(inner);
+    }
+    std::unique_ptr<ania::background_writer<ania::ram_store>> make_archiving(const ania::archive_options& a) {
+        archiving.push_back(std::make_unique<ania::ram_store>(a));
+        return std::make_unique<ania::background_writer<ania::ram_store>>(*archiving.back());
     }
 };
 #ifdef ANIA_TEST_SQLITE
 template <>
 struct store_fixture<ania::sqlite_store> {
     ania_test::temp_dir dir;
+    int files = 0;
     std::unique_ptr<ania::sqlite_store> make() { return std::make_unique<ania::sqlite_store>(dir.file("history.db")); }
     std::unique_ptr<ania::sqlite_store> reopen() { return make(); }
+    std::unique_ptr<ania::sqlite_store> make_archiving(const ania::archive_options& a) {
+        ania::sqlite_store_options o;
+        o.archive = a;
+        return std::make_unique<ania::sqlite_store>(dir.file("archive" + std::to_string(files++) + ".db"), o);
+    }
 };
 template <>
 struct store_capabilities<ania::sqlite_store> : default_store_capabilities<ania::sqlite_store> {

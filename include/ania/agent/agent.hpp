@@ -283,6 +283,7 @@ private:
         ch.image_marker = opt_->persist.image_marker;
         ch.drop_front_when_possible = aligned_;
         ch.force = why == compression_event::trigger::context_length;
+        ch.archive = opt_->archive;
         compress_report rep = maybe_compress(window_, compressor_, writer_, session_, res.stats, ch);
         if (rep.status == compress_status::not_due) return false;
         const bool done = rep.status == compress_status::compressed;

@@ -38,6 +38,10 @@ struct agent_options {
     /// (language, checks, breaker; null = the defaults) and the cheap rung before it (off unless `enabled`).
     /// A compressor passed in parts::compressor ignores both.
     std::shared_ptr<const summary_options> summary{};
+    /// Non-destructive compaction (history.archive.enabled): what a summary or a cut removes from the history
+    /// goes to the session's archive (the store must be an archiving_store: ram_store, sqlite_store,
+    /// postgres_store), where history_search / history_get (<ania/history/archive_search.hpp>) find it.
+    bool archive = false;
     clear_tool_results_options clear_tool_results = [] {
         clear_tool_results_options o;
         o.enabled = false;

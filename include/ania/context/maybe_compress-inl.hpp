@@ -10,6 +10,7 @@ static_assert(false, "compiled mode: the library defines what <ania/context/mayb
 #endif
 
 #include <ania/context/maybe_compress.hpp>
+#include <ania/detail/timestamp.hpp>
 
 namespace ania {
 
@@ -48,6 +49,19 @@ ANIA_INLINE std::optional<std::vector<message>> detail::repaired_history(std::sp
 
 ANIA_INLINE void detail::log_persist_failure(const compress_options& hooks, const std::exception& e) {
     log_to(hooks.log, log_level::error, std::string("compression: persisting the new history failed: ") + e.what());
+}
+
+ANIA_INLINE archive_batch detail::make_archive_batch(std::span<const message> removed, std::span<const message> prefix,
+                                                     std::string_view image_marker) {
+    archive_batch b;
+    b.messages.assign(removed.begin(), removed.end());
+    degrade_images_in_place(b.messages, image_marker);
+    for (const message& m : prefix) {
+        if (!b.summary.empty()) b.summary += "\n\n";
+        b.summary += m.text();
+    }
+    b.archived_at = detail::utc_now();
+    return b;
 }
 
 } // namespace ania

@@ -43,6 +43,9 @@ struct compress_options {
     /// Compress although the window is under its threshold: the provider said the prompt does not fit
     /// (failure_kind::context_length_exceeded), so the estimate was wrong. An empty history is left alone.
     bool force = false;
+    /// Non-destructive compaction: when the store is an archiving_store, what the compaction removes
+    /// (history[0, dropped)) is archived with the summary that replaced it, in the same write.
+    bool archive = false;
 };
 
 enum class compress_status : std::uint8_t { not_due, compressed, failed };
@@ -53,6 +56,7 @@ struct compress_report {
     std::size_t dropped = 0;            ///< the oldest messages replaced: history[0, dropped) is gone
     std::size_t prefix = 0;             ///< new messages in front of what was kept (1 for a summary, 0 for a cut)
     std::size_t edited = 0;             ///< messages replaced in place (tool results cleared)
+    std::size_t archived = 0;           ///< of the dropped, how many went to the archive (compress_options::archive)
     std::vector<compression_step> steps;  ///< what each rung of a ladder did (empty for another compressor)
     usage used;                         ///< tokens the compression spent (also added to the turn's stats)
     repair_report repaired;             ///< what the repair pass changed in the result
@@ -75,6 +79,10 @@ ANIA_INLINE void notify_pre_compact(const compress_options& hooks, const pre_com
                                                                             const compress_options& hooks);
 /// A failure to persist the new history, logged (the window keeps it; the next write repeats it).
 ANIA_INLINE void log_persist_failure(const compress_options& hooks, const std::exception& e);
+/// What a compaction archives: `removed` as stored (images as markers), the summary (the text of the
+/// messages put in front of what was kept), the time.
+[[nodiscard]] ANIA_INLINE archive_batch make_archive_batch(std::span<const message> removed, std::span<const message> prefix,
+                                                           std::string_view image_marker);
 
 } // namespace detail
 
@@ -135,6 +143,11 @@ compress_report maybe_compress(token_window<Counter>& window, C& comp, S& store,
     }
     const bool suffix_only = r.prefix.empty() && r.edits.empty();
     const std::size_t dropped = std::min(r.keep_from, window.size());
+    std::optional<archive_batch> batch;
+    if constexpr (archiving_store<S>) {
+        if (hooks.archive && dropped > 0)
+            batch = detail::make_archive_batch(window.messages().first(dropped), r.prefix, hooks.image_marker);
+    }
     report.dropped = dropped;
     report.prefix = r.prefix.size();
     report.edited = r.edits.size();
@@ -145,6 +158,19 @@ compress_report maybe_compress(token_window<Counter>& window, C& comp, S& store,
     report.status = compress_status::compressed;
     report.after = window.size();
     try {
+        if constexpr (archiving_store<S>) {
+            if (batch) {
+                report.archived = batch->messages.size();
+                if (hooks.drop_front_when_possible && suffix_only && !report.repaired.changed()) {
+                    store.drop_front_archiving(session, dropped, std::move(*batch));
+                } else if (auto degraded = stored_copy(window.messages(), hooks.image_marker)) {
+                    store.replace_archiving(session, std::move(*degraded), std::move(*batch));
+                } else {
+                    store.replace_archiving(session, window.messages(), std::move(*batch));
+                }
+                return report;
+            }
+        }
         if constexpr (prefix_dropping_store<S>) {
             if (hooks.drop_front_when_possible && suffix_only && !report.repaired.changed()) {
                 store.drop_front(session, dropped);

@@ -203,9 +203,9 @@ ANIA_INLINE sqlite_use::~sqlite_use() {
     sqlite3_clear_bindings(s_);
 }
 
-ANIA_INLINE sqlite_transaction::sqlite_transaction(sqlite_connection& c, std::string_view what)
+ANIA_INLINE sqlite_transaction::sqlite_transaction(sqlite_connection& c, std::string_view what, bool immediate)
     : c_(c), what_(what) {
-    const int rc = sqlite3_exec(c_.get(), "BEGIN IMMEDIATE", nullptr, nullptr, nullptr);
+    const int rc = sqlite3_exec(c_.get(), immediate ? "BEGIN IMMEDIATE" : "BEGIN", nullptr, nullptr, nullptr);
     if (rc != SQLITE_OK) c_.fail(rc, what_);
 }
 

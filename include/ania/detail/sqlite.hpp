@@ -156,7 +156,9 @@ private:
 /// BEGIN IMMEDIATE ... COMMIT, rolled back when left without commit() (an exception).
 class sqlite_transaction {
 public:
-    sqlite_transaction(sqlite_connection& c, std::string_view what);
+    /// BEGIN IMMEDIATE (a write: the lock taken now, so that no upgrade can deadlock), or a deferred BEGIN
+    /// (`immediate` false: a read of one snapshot).
+    sqlite_transaction(sqlite_connection& c, std::string_view what, bool immediate = true);
     sqlite_transaction(const sqlite_transaction&) = delete;
     sqlite_transaction& operator=(const sqlite_transaction&) = delete;
     void commit();

@@ -32,11 +32,12 @@ namespace ania {
 
 /// A write the background writer gave up on (after its retries): what it was, and why.
 struct dropped_write {
-    enum class kind : std::uint8_t { append, replace, clear, drop_front } op;
+    enum class kind : std::uint8_t { append, replace, clear, drop_front, replace_archiving, drop_front_archiving, clear_archive } op;
     std::string_view session;
     std::span<const message> messages;  ///< what was to be written (empty for clear and drop_front)
     std::string_view error;             ///< the last failure
     int attempts;
+    std::span<const message> archived = {};  ///< what was to be archived (the *_archiving kinds)
 };
 
 struct background_writer_options {
@@ -97,6 +98,35 @@ public:
     {
         submit({op::drop_front, std::string(session), {}, k});
     }
+    /// archiving_store, when the store is one: queued like every other write (a compaction's archive lands
+    /// with its replace, after the appends before it), read after the writes already queued.
+    void replace_archiving(std::string_view session, std::span<const message> msgs, archive_batch batch)
+        requires archiving_store<S>
+    {
+        submit({op::replace_archiving, std::string(session), std::vector<message>(msgs.begin(), msgs.end()), 0, std::move(batch)});
+    }
+    void replace_archiving(std::string_view session, std::vector<message>&& msgs, archive_batch batch)
+        requires archiving_store<S>
+    {
+        submit({op::replace_archiving, std::string(session), std::move(msgs), 0, std::move(batch)});
+    }
+    void drop_front_archiving(std::string_view session, std::size_t k, archive_batch batch)
+        requires archiving_store<S>
+    {
+        submit({op::drop_front_archiving, std::string(session), {}, k, std::move(batch)});
+    }
+    void clear_archive(std::string_view session)
+        requires archiving_store<S>
+    {
+        submit({op::clear_archive, std::string(session), {}});
+    }
+    [[nodiscard]] archive_slice read_archive(std::string_view session, std::int64_t from, std::size_t count)
+        requires archiving_store<S>
+    {
+        flush();
+        return store_.read_archive(session, from, count);
+    }
+
     /// Waits for the writes already queued, then loads from the store: a load sees every earlier write.
     [[nodiscard]] std::vector<message> load(std::string_view session) {
         flush();
@@ -128,6 +158,7 @@ private:
         std::string session;
         std::vector<message> msgs;
         std::size_t count = 0;  // drop_front
+        archive_batch batch{};  // the *_archiving kinds
     };
 
     void submit(job j) {
@@ -160,6 +191,7 @@ private:
     bool write(job& j) noexcept {
         try {
             degrade_images_in_place(j.msgs, opt_.image_marker);
+            degrade_images_in_place(j.batch.messages, opt_.image_marker);
         } catch (...) {  // only bad_alloc can get here: write what we have
         }
         std::string why;
@@ -175,6 +207,15 @@ private:
                 case op::clear: store_.clear(j.session); break;
                 case op::drop_front:
                     if constexpr (prefix_dropping_store<S>) store_.drop_front(j.session, j.count);
+                    break;
+                case op::replace_archiving:
+                    if constexpr (archiving_store<S>) store_.replace_archiving(j.session, j.msgs, j.batch);
+                    break;
+                case op::drop_front_archiving:
+                    if constexpr (archiving_store<S>) store_.drop_front_archiving(j.session, j.count, j.batch);
+                    break;
+                case op::clear_archive:
+                    if constexpr (archiving_store<S>) store_.clear_archive(j.session);
                     break;
                 }
                 if (attempt > 1)
@@ -198,7 +239,7 @@ private:
                                                " attempt(s), write dropped (the conversation goes on in memory): " + why);
         if (opt_.on_dropped) {
             try {
-                opt_.on_dropped({j.kind, j.session, j.msgs, why, attempt});
+                opt_.on_dropped({j.kind, j.session, j.msgs, why, attempt, j.batch.messages});
             } catch (...) {
                 log_to(opt_.log, log_level::error, "background_writer: on_dropped threw");
             }
@@ -220,6 +261,7 @@ private:
 static_assert(history_store<background_writer<history_store_archetype>>);
 static_assert(!prefix_dropping_store<background_writer<history_store_archetype>>);
 static_assert(prefix_dropping_store<background_writer<prefix_dropping_store_archetype>>);
+static_assert(archiving_store<background_writer<archiving_store_archetype>> && !archiving_store<background_writer<history_store_archetype>>);
 
 #if !ANIA_HEADER_ONLY
 extern template class background_writer<ram_store>;  // in the compiled library

@@ -34,6 +34,7 @@ ANIA_INLINE auto ram_store::replace(std::string_view session, std::span<const me
 ANIA_INLINE auto ram_store::clear(std::string_view session) -> void {
     std::lock_guard lock(mutex_);
     if (const auto it = sessions_.find(session); it != sessions_.end()) sessions_.erase(it);
+    if (!archive_opt_.keep_on_clear) clear_archive_locked(session);
 }
 
 ANIA_INLINE auto ram_store::drop_front(std::string_view session, std::size_t k) -> void {
@@ -42,6 +43,80 @@ ANIA_INLINE auto ram_store::drop_front(std::string_view session, std::size_t k) 
     if (it == sessions_.end()) return;
     auto& h = it->second;
     h.erase(h.begin(), h.begin() + static_cast<std::ptrdiff_t>(std::min(k, h.size())));
+}
+
+ANIA_INLINE auto ram_store::replace_archiving(std::string_view session, std::span<const message> msgs,
+                                              const archive_batch& batch) -> void {
+    std::vector<message> next(msgs.begin(), msgs.end());  // copies first: nothing changes if one throws
+    std::lock_guard lock(mutex_);
+    archive_locked(session, batch);
+    slot(session) = std::move(next);
+}
+
+ANIA_INLINE auto ram_store::drop_front_archiving(std::string_view session, std::size_t k, const archive_batch& batch) -> void {
+    std::lock_guard lock(mutex_);
+    archive_locked(session, batch);
+    const auto it = sessions_.find(session);
+    if (it == sessions_.end()) return;
+    auto& h = it->second;
+    h.erase(h.begin(), h.begin() + static_cast<std::ptrdiff_t>(std::min(k, h.size())));
+}
+
+ANIA_INLINE auto ram_store::read_archive(std::string_view session, std::int64_t from, std::size_t count) const -> archive_slice {
+    std::lock_guard lock(mutex_);
+    archive_slice out;
+    const auto it = archives_.find(session);
+    if (it == archives_.end()) return out;
+    const archive& a = it->second;
+    out.first_seq = a.first_seq;
+    out.next_seq = a.next_seq;
+    const std::int64_t begin = std::max(from, a.first_seq);
+    if (begin >= a.next_seq || count == 0) return out;
+    const std::size_t n = std::min(count, static_cast<std::size_t>(a.next_seq - begin));
+    const auto first = a.rows.begin() + (begin - a.first_seq);
+    out.messages.assign(first, first + static_cast<std::ptrdiff_t>(n));
+    const std::int64_t end = begin + static_cast<std::int64_t>(n);
+    for (const archive_summary& s : a.summaries)
+        if (s.first_seq < end && s.first_seq + s.count > begin) out.summaries.push_back(s);
+    return out;
+}
+
+ANIA_INLINE auto ram_store::clear_archive(std::string_view session) -> void {
+    std::lock_guard lock(mutex_);
+    clear_archive_locked(session);
+}
+
+ANIA_INLINE auto ram_store::archive_locked(std::string_view session, const archive_batch& batch) -> void {
+    if (batch.messages.empty()) return;
+    auto it = archives_.find(session);
+    if (it == archives_.end()) it = archives_.emplace(std::string(session), archive{}).first;
+    archive& a = it->second;
+    a.summaries.push_back({a.next_seq, static_cast<std::int64_t>(batch.messages.size()), batch.summary, batch.archived_at});
+    for (const message& m : batch.messages) {
+        const std::size_t b = archived_bytes(m);
+        a.rows.push_back({a.next_seq++, batch.archived_at, m});
+        a.bytes.push_back(b);
+        a.total_bytes += b;
+    }
+    const std::int64_t cut = detail::archive_cut(a.first_seq, a.rows.size(), a.total_bytes, archive_opt_,
+                                                 [&](std::size_t i) { return a.bytes[i]; });
+    for (; a.first_seq < cut; ++a.first_seq) {
+        a.total_bytes -= a.bytes.front();
+        a.rows.pop_front();
+        a.bytes.pop_front();
+    }
+    std::erase_if(a.summaries, [&](const archive_summary& s) { return s.first_seq + s.count <= a.first_seq; });
+}
+
+ANIA_INLINE auto ram_store::clear_archive_locked(std::string_view session) -> void {
+    const auto it = archives_.find(session);
+    if (it == archives_.end()) return;
+    archive& a = it->second;  // the numbers stay: a seq is never reused
+    a.rows.clear();
+    a.bytes.clear();
+    a.summaries.clear();
+    a.total_bytes = 0;
+    a.first_seq = a.next_seq;
 }
 
 ANIA_INLINE auto ram_store::size() const -> std::size_t {

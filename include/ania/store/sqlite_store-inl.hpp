@@ -70,16 +70,20 @@ ANIA_INLINE auto sqlite_store::replace(std::string_view session, std::span<const
     std::lock_guard lock(mutex_);
     if (!db_.ready()) return;
     detail::sqlite_transaction txn(db_, "replace");
-    const std::string now = detail::utc_now();
+    replace_locked(session, msgs, rows, detail::utc_now());
+    txn.commit();
+    // Every old row is gone (the unparseable ones to quarantine): none is left to look for. (drop_front
+    // may leave some behind, so it keeps the mark.)
+    forget_skipped_locked(session);
+}
+
+ANIA_INLINE auto sqlite_store::replace_locked(std::string_view session, std::span<const message> msgs,
+                                              const std::vector<std::string>& rows, const std::string& now) -> void {
     ensure_session_locked(session, now);
     quarantine_locked(session, std::numeric_limits<std::int64_t>::max(), now);
     exec_bound_locked("DELETE FROM ania_chat_message WHERE session_id = ?1", session);
     for (std::size_t i = 0; i < rows.size(); ++i) insert_locked(session, static_cast<std::int64_t>(i), msgs[i].role, rows[i], now);
     set_count_locked(session, static_cast<std::int64_t>(rows.size()), now);
-    txn.commit();
-    // Every old row is gone (the unparseable ones to quarantine): none is left to look for. (drop_front
-    // may leave some behind, so it keeps the mark.)
-    forget_skipped_locked(session);
 }
 
 ANIA_INLINE auto sqlite_store::clear(std::string_view session) -> void {
@@ -88,6 +92,7 @@ ANIA_INLINE auto sqlite_store::clear(std::string_view session) -> void {
     detail::sqlite_transaction txn(db_, "clear");
     exec_bound_locked("DELETE FROM ania_chat_message WHERE session_id = ?1", session);
     exec_bound_locked("DELETE FROM ania_chat_session WHERE session_id = ?1", session);
+    if (!opt_.archive.keep_on_clear) clear_archive_locked(session);
     txn.commit();
     forget_skipped_locked(session);
 }
@@ -97,7 +102,11 @@ ANIA_INLINE auto sqlite_store::drop_front(std::string_view session, std::size_t 
     std::lock_guard lock(mutex_);
     if (!db_.ready()) return;
     detail::sqlite_transaction txn(db_, "drop_front");
-    const std::string now = detail::utc_now();
+    drop_front_locked(session, k, detail::utc_now());
+    txn.commit();
+}
+
+ANIA_INLINE auto sqlite_store::drop_front_locked(std::string_view session, std::size_t k, const std::string& now) -> void {
     const std::int64_t n = ensure_session_locked(session, now);
     const auto kk = static_cast<std::int64_t>(std::min<std::size_t>(k, static_cast<std::size_t>(n)));
     quarantine_locked(session, kk, now);
@@ -118,7 +127,188 @@ ANIA_INLINE auto sqlite_store::drop_front(std::string_view session, std::size_t 
         exec_bound_locked("UPDATE ania_chat_message SET seq = -1 - seq WHERE session_id = ?1", session);
     }
     set_count_locked(session, n - kk, now);
+}
+
+ANIA_INLINE auto sqlite_store::replace_archiving(std::string_view session, std::span<const message> msgs,
+                                                 const archive_batch& batch) -> void {
+    const std::vector<std::string> rows = serialise(msgs);
+    const std::vector<std::string> archived = serialise(batch.messages);
+    std::lock_guard lock(mutex_);
+    if (!db_.ready()) return;
+    detail::sqlite_transaction txn(db_, "replace_archiving");
+    replace_locked(session, msgs, rows, detail::utc_now());
+    archive_locked(session, batch, archived);
     txn.commit();
+    forget_skipped_locked(session);
+}
+
+ANIA_INLINE auto sqlite_store::drop_front_archiving(std::string_view session, std::size_t k, const archive_batch& batch) -> void {
+    const std::vector<std::string> archived = serialise(batch.messages);
+    std::lock_guard lock(mutex_);
+    if (!db_.ready()) return;
+    detail::sqlite_transaction txn(db_, "drop_front_archiving");
+    if (k > 0) drop_front_locked(session, k, detail::utc_now());
+    archive_locked(session, batch, archived);
+    txn.commit();
+}
+
+ANIA_INLINE auto sqlite_store::archive_locked(std::string_view session, const archive_batch& batch,
+                                              const std::vector<std::string>& rows) -> void {
+    if (rows.empty()) return;
+    std::int64_t first = 0, next = 0, count = 0, bytes = 0;
+    {
+        detail::sqlite_use s(db_.statement("SELECT first_seq, next_seq, messages, bytes FROM ania_chat_archive_state WHERE session_id = ?1"));
+        bind(s, 1, session);
+        const int rc = sqlite3_step(s);
+        if (rc == SQLITE_ROW) {
+            first = sqlite3_column_int64(s, 0);
+            next = sqlite3_column_int64(s, 1);
+            count = sqlite3_column_int64(s, 2);
+            bytes = sqlite3_column_int64(s, 3);
+        } else if (rc != SQLITE_DONE) {
+            db_.fail(rc, "read the archive state");
+        }
+    }
+    const std::int64_t batch_first = next;
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+        const auto b = static_cast<std::int64_t>(archived_bytes(batch.messages[i]));
+        sqlite3_stmt* s = db_.statement("INSERT INTO ania_chat_archive(session_id, seq, role, content, bytes, archived_at) "
+                                        "VALUES(?1, ?2, ?3, ?4, ?5, ?6)");
+        bind(s, 1, session);
+        sqlite3_bind_int64(s, 2, next++);
+        bind(s, 3, to_string(batch.messages[i].role));
+        bind(s, 4, rows[i]);
+        sqlite3_bind_int64(s, 5, b);
+        bind(s, 6, batch.archived_at);
+        db_.step_done(s, "archive a message");
+        bytes += b;
+        ++count;
+    }
+    {
+        sqlite3_stmt* s = db_.statement("INSERT INTO ania_chat_archive_summary(session_id, first_seq, count, summary, archived_at) "
+                                        "VALUES(?1, ?2, ?3, ?4, ?5)");
+        bind(s, 1, session);
+        sqlite3_bind_int64(s, 2, batch_first);
+        sqlite3_bind_int64(s, 3, static_cast<std::int64_t>(rows.size()));
+        bind(s, 4, batch.summary);
+        bind(s, 5, batch.archived_at);
+        db_.step_done(s, "archive a summary");
+    }
+    const archive_options& cap = opt_.archive;
+    if ((cap.max_messages && static_cast<std::size_t>(count) > cap.max_messages) ||
+        (cap.max_bytes && static_cast<std::size_t>(bytes) > cap.max_bytes)) {
+        std::vector<std::size_t> sizes;  // oldest first, from `first`: the rows are contiguous
+        {
+            detail::sqlite_use s(db_.statement("SELECT bytes FROM ania_chat_archive WHERE session_id = ?1 ORDER BY seq"));
+            bind(s, 1, session);
+            int rc;
+            while ((rc = sqlite3_step(s)) == SQLITE_ROW) sizes.push_back(static_cast<std::size_t>(sqlite3_column_int64(s, 0)));
+            if (rc != SQLITE_DONE) db_.fail(rc, "read the archive's sizes");
+        }
+        const std::int64_t cut = detail::archive_cut(first, sizes.size(), static_cast<std::size_t>(bytes), cap,
+                                                     [&](std::size_t i) { return sizes[i]; });
+        for (std::int64_t q = first; q < cut; ++q) bytes -= static_cast<std::int64_t>(sizes[static_cast<std::size_t>(q - first)]);
+        count -= cut - first;
+        first = cut;
+        const auto run = [&](const char* sql) {
+            sqlite3_stmt* st = db_.statement(sql);
+            bind(st, 1, session);
+            sqlite3_bind_int64(st, 2, cut);
+            db_.step_done(st, "bound the archive");
+        };
+        run("DELETE FROM ania_chat_archive WHERE session_id = ?1 AND seq < ?2");
+        run("DELETE FROM ania_chat_archive_summary WHERE session_id = ?1 AND first_seq + count <= ?2");
+    }
+    sqlite3_stmt* s = db_.statement("INSERT INTO ania_chat_archive_state(session_id, first_seq, next_seq, messages, bytes) "
+                                    "VALUES(?1, ?2, ?3, ?4, ?5) ON CONFLICT(session_id) DO UPDATE SET first_seq = excluded.first_seq, "
+                                    "next_seq = excluded.next_seq, messages = excluded.messages, bytes = excluded.bytes");
+    bind(s, 1, session);
+    sqlite3_bind_int64(s, 2, first);
+    sqlite3_bind_int64(s, 3, next);
+    sqlite3_bind_int64(s, 4, count);
+    sqlite3_bind_int64(s, 5, bytes);
+    db_.step_done(s, "update the archive state");
+}
+
+ANIA_INLINE auto sqlite_store::clear_archive_locked(std::string_view session) -> void {
+    exec_bound_locked("DELETE FROM ania_chat_archive WHERE session_id = ?1", session);
+    exec_bound_locked("DELETE FROM ania_chat_archive_summary WHERE session_id = ?1", session);
+    // The numbers stay: a seq is never reused.
+    exec_bound_locked("UPDATE ania_chat_archive_state SET first_seq = next_seq, messages = 0, bytes = 0 WHERE session_id = ?1", session);
+}
+
+ANIA_INLINE auto sqlite_store::clear_archive(std::string_view session) -> void {
+    std::lock_guard lock(mutex_);
+    if (!db_.ready()) return;
+    detail::sqlite_transaction txn(db_, "clear_archive");
+    clear_archive_locked(session);
+    txn.commit();
+}
+
+ANIA_INLINE auto sqlite_store::read_archive(std::string_view session, std::int64_t from, std::size_t count) -> archive_slice {
+    archive_slice out;
+    struct raw {
+        std::int64_t seq;
+        std::string at, content;
+    };
+    std::vector<raw> rows;
+    {
+        std::lock_guard lock(mutex_);
+        if (!db_.ready()) return out;
+        // One read transaction: the state and the rows of one snapshot (another process may be archiving).
+        detail::sqlite_transaction txn(db_, "read_archive", /*immediate=*/false);
+        {
+            detail::sqlite_use s(db_.statement("SELECT first_seq, next_seq FROM ania_chat_archive_state WHERE session_id = ?1"));
+            bind(s, 1, session);
+            const int rc = sqlite3_step(s);
+            if (rc == SQLITE_ROW) {
+                out.first_seq = sqlite3_column_int64(s, 0);
+                out.next_seq = sqlite3_column_int64(s, 1);
+            } else if (rc != SQLITE_DONE) {
+                db_.fail(rc, "read the archive state");
+            }
+        }
+        const std::int64_t begin = std::max(from, out.first_seq);
+        const auto limit = static_cast<std::int64_t>(std::min<std::size_t>(count, static_cast<std::size_t>(std::numeric_limits<std::int64_t>::max())));
+        if (begin < out.next_seq && limit > 0) {
+            {
+                detail::sqlite_use s(db_.statement("SELECT seq, archived_at, content FROM ania_chat_archive WHERE session_id = ?1 "
+                                                   "AND seq >= ?2 ORDER BY seq LIMIT ?3"));
+                bind(s, 1, session);
+                sqlite3_bind_int64(s, 2, begin);
+                sqlite3_bind_int64(s, 3, limit);
+                int rc;
+                while ((rc = sqlite3_step(s)) == SQLITE_ROW)
+                    rows.push_back({sqlite3_column_int64(s, 0), std::string(detail::sqlite_connection::column(s, 1)),
+                                    std::string(detail::sqlite_connection::column(s, 2))});
+                if (rc != SQLITE_DONE) db_.fail(rc, "read the archive");
+            }
+            if (!rows.empty()) {
+                detail::sqlite_use s(db_.statement("SELECT first_seq, count, summary, archived_at FROM ania_chat_archive_summary "
+                                                   "WHERE session_id = ?1 AND first_seq <= ?3 AND first_seq + count > ?2 ORDER BY first_seq"));
+                bind(s, 1, session);
+                sqlite3_bind_int64(s, 2, rows.front().seq);
+                sqlite3_bind_int64(s, 3, rows.back().seq);
+                int rc;
+                while ((rc = sqlite3_step(s)) == SQLITE_ROW)
+                    out.summaries.push_back({sqlite3_column_int64(s, 0), sqlite3_column_int64(s, 1),
+                                             std::string(detail::sqlite_connection::column(s, 2)),
+                                             std::string(detail::sqlite_connection::column(s, 3))});
+                if (rc != SQLITE_DONE) db_.fail(rc, "read the archive's summaries");
+            }
+        }
+        txn.commit();
+    }  // parsed outside the lock
+    out.messages.reserve(rows.size());
+    for (raw& r : rows) {
+        try {
+            out.messages.push_back({r.seq, std::move(r.at), parse_message(r.content, opt_.limits)});
+        } catch (const std::exception& e) {
+            ++out.skipped;
+            log_to(opt_.log, log_level::warn, "sqlite_store: skipped archived message " + std::to_string(r.seq) + " of a session: " + e.what());
+        }
+    }
+    return out;
 }
 
 ANIA_INLINE auto sqlite_store::serialise(std::span<const message> msgs) const -> std::vector<std::string> {

@@ -23,6 +23,7 @@
 #include <ania/detail/sqlite.hpp>
 #include <ania/detail/timestamp.hpp>
 #include <ania/error.hpp>
+#include <ania/history/archive.hpp>
 #include <ania/json_fwd.hpp>
 #include <ania/log.hpp>
 #include <ania/message.hpp>
@@ -34,6 +35,7 @@ namespace ania {
 struct sqlite_store_options : sqlite_file_options {
     parse_limits limits{};   ///< applied to every stored row when loading
     write_options write{};   ///< how messages are serialised into `content`
+    archive_options archive{};  ///< the bounds of each session's archive (ania_chat_archive)
 };
 
 namespace detail {
@@ -59,7 +61,30 @@ inline constexpr const char* sqlite_history_schema =
     " content TEXT NOT NULL,"
     " created_at TEXT NOT NULL,"
     " quarantined_at TEXT NOT NULL,"
-    " reason TEXT NOT NULL);";
+    " reason TEXT NOT NULL);"
+    // Non-destructive compaction (archiving_store): what a compaction removed, numbered per session by
+    // ania_chat_archive_state.next_seq; the summaries that replaced each batch; the bounds' bookkeeping.
+    "CREATE TABLE IF NOT EXISTS ania_chat_archive("
+    " session_id TEXT NOT NULL,"
+    " seq INTEGER NOT NULL,"
+    " role TEXT NOT NULL,"
+    " content TEXT NOT NULL,"
+    " bytes INTEGER NOT NULL,"
+    " archived_at TEXT NOT NULL,"
+    " PRIMARY KEY(session_id, seq));"
+    "CREATE TABLE IF NOT EXISTS ania_chat_archive_summary("
+    " session_id TEXT NOT NULL,"
+    " first_seq INTEGER NOT NULL,"
+    " count INTEGER NOT NULL,"
+    " summary TEXT NOT NULL,"
+    " archived_at TEXT NOT NULL,"
+    " PRIMARY KEY(session_id, first_seq));"
+    "CREATE TABLE IF NOT EXISTS ania_chat_archive_state("
+    " session_id TEXT PRIMARY KEY,"
+    " first_seq INTEGER NOT NULL,"
+    " next_seq INTEGER NOT NULL,"
+    " messages INTEGER NOT NULL,"
+    " bytes INTEGER NOT NULL);";
 
 } // namespace detail
 
@@ -99,14 +124,29 @@ public:
     /// Overwrites the session's history, renumbering seq from 0, in one transaction.
     void replace(std::string_view session, std::span<const message> msgs);
 
-    /// Deletes the session from both tables (an explicit forget: unparseable rows go too). A missing session
-    /// is a no-op.
+    /// Deletes the session from both tables (an explicit forget: unparseable rows go too), and its archive
+    /// unless options().archive.keep_on_clear. A missing session is a no-op.
     void clear(std::string_view session);
 
     /// Drops the first k messages and renumbers the rest from 0, without rewriting their content.
     void drop_front(std::string_view session, std::size_t k);
 
+    // archiving_store (see <ania/concepts.hpp>): each in one transaction with the archive's rows.
+    void replace_archiving(std::string_view session, std::span<const message> msgs, const archive_batch& batch);
+    void drop_front_archiving(std::string_view session, std::size_t k, const archive_batch& batch);
+    /// Rows that do not parse are skipped (counted in archive_slice::skipped) and logged.
+    [[nodiscard]] archive_slice read_archive(std::string_view session, std::int64_t from, std::size_t count);
+    void clear_archive(std::string_view session);
+
+    [[nodiscard]] const sqlite_store_options& options() const noexcept { return opt_; }
+
 private:
+    void replace_locked(std::string_view session, std::span<const message> msgs, const std::vector<std::string>& rows,
+                        const std::string& now);
+    void drop_front_locked(std::string_view session, std::size_t k, const std::string& now);
+    void archive_locked(std::string_view session, const archive_batch& batch, const std::vector<std::string>& rows);
+    void clear_archive_locked(std::string_view session);
+
     static void bind(sqlite3_stmt* s, int i, std::string_view v) noexcept { detail::sqlite_connection::bind_text(s, i, v); }
 
     std::vector<std::string> serialise(std::span<const message> msgs) const;

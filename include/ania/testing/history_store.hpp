@@ -35,10 +35,16 @@ namespace ania::testing {
 
 /// Makes the stores a test runs on. The default constructs one; specialise it for a store that needs
 /// arguments (a file, a connection). `reopen()` (only when store_capabilities<S>::persists) returns a second
-/// instance over what the last make() stored, as after a restart.
+/// instance over what the last make() stored, as after a restart. An archiving_store's fixture also has
+/// `make_archiving(archive_options)`: a fresh, empty store whose archive is bounded so.
 template <class S>
 struct store_fixture {
     std::unique_ptr<S> make() { return std::make_unique<S>(); }
+    std::unique_ptr<S> make_archiving(const archive_options& a)
+        requires archiving_store<S>
+    {
+        return std::make_unique<S>(a);
+    }
 };
 
 /// What the kit may expect of a store beyond the concept. Specialise (deriving from the default) to change.
@@ -61,10 +67,150 @@ inline std::vector<message> sample_turn(const std::string& tag) {
             message::tool_result("call_" + tag, R"({"hits":[]})"), message::assistant("记住了 ✅ " + tag)};
 }
 
+/// n distinct messages of every shape (user, assistant with calls, tool result), tagged `tag`, valid as a
+/// transcript when n is a multiple of 4.
+inline std::vector<message> archive_sample(const std::string& tag, std::size_t n) {
+    std::vector<message> out;
+    for (std::size_t i = 0; out.size() < n; ++i) {
+        auto t = sample_turn(tag + "-" + std::to_string(i));
+        for (message& m : t)
+            if (out.size() < n) out.push_back(std::move(m));
+    }
+    return out;
+}
+
+inline archive_batch archive_of(std::vector<message> msgs, std::string summary, std::string at = "2026-12-05T20:00:00.000000000Z") {
+    return archive_batch{std::move(msgs), std::move(summary), std::move(at)};
+}
+
+/// The archived messages of a read, without their numbers.
+inline std::vector<message> messages_of(const archive_slice& s) {
+    std::vector<message> out;
+    for (const archived_message& m : s.messages) out.push_back(m.msg);
+    return out;
+}
+
+/// The archive conformance cases (run by ANIA_TEST_HISTORY_STORES for an archiving_store).
+template <class S, class Fixture>
+void check_archiving_store(Fixture& fx) {
+    SECTION("replace_archiving and drop_front_archiving: the history and its archive, numbered on") {
+        auto store = fx.make_archiving({});
+        const auto h = archive_sample("a", 12);
+        store->append("s", h);
+        const std::vector<message> summary = {message::user("以下是之前的对话摘要：\n摘要")};
+        std::vector<message> kept = summary;
+        kept.insert(kept.end(), h.begin() + 8, h.end());
+        store->replace_archiving("s", kept, archive_of({h.begin(), h.begin() + 8}, "摘要", "2026-12-05T20:00:00.000000000Z"));
+        CHECK(store->load("s") == kept);
+        archive_slice a = store->read_archive("s", 0, whole_archive);
+        CHECK(a.first_seq == 0);
+        CHECK(a.next_seq == 8);
+        REQUIRE(a.messages.size() == 8);
+        for (std::size_t i = 0; i < 8; ++i) {
+            CHECK(a.messages[i].seq == static_cast<std::int64_t>(i));
+            CHECK(a.messages[i].archived_at == "2026-12-05T20:00:00.000000000Z");
+            CHECK(dump(a.messages[i].msg) == dump(h[i]));  // byte for byte: CJK, emoji, NUL, calls, reasoning
+        }
+        REQUIRE(a.summaries.size() == 1);
+        CHECK(a.summaries[0] == archive_summary{0, 8, "摘要", "2026-12-05T20:00:00.000000000Z"});
+        // A cut of the first two (the summary and the next): archived after, numbered 8 and 9.
+        store->drop_front_archiving("s", 2, archive_of({kept.begin(), kept.begin() + 2}, "", "2026-12-05T21:00:00.000000000Z"));
+        CHECK(store->load("s") == std::vector<message>(kept.begin() + 2, kept.end()));
+        a = store->read_archive("s", 8, whole_archive);
+        CHECK(messages_of(a) == std::vector<message>(kept.begin(), kept.begin() + 2));
+        CHECK(a.messages.front().seq == 8);
+        CHECK(a.next_seq == 10);
+        REQUIRE(a.summaries.size() == 1);
+        CHECK(a.summaries[0] == archive_summary{8, 2, "", "2026-12-05T21:00:00.000000000Z"});
+        // Any range: clipped to what exists; summaries of the batches it touches.
+        a = store->read_archive("s", 6, 3);
+        REQUIRE(a.messages.size() == 3);
+        CHECK(a.messages[0].seq == 6);
+        CHECK(a.messages[2].seq == 8);
+        CHECK(a.summaries.size() == 2);
+        CHECK(store->read_archive("s", 10, 5).messages.empty());
+        CHECK(store->read_archive("s", -5, 1).messages.at(0).seq == 0);
+        CHECK(store->read_archive("s", 0, 0).messages.empty());
+        // An empty batch archives nothing (and still replaces).
+        store->replace_archiving("s", summary, archive_of({}, "x"));
+        CHECK(store->load("s") == summary);
+        CHECK(store->read_archive("s", 0, whole_archive).next_seq == 10);
+    }
+    SECTION("archives are per session; clear forgets it, numbers are never reused") {
+        auto store = fx.make_archiving({});
+        const std::string other("g:1\0x", 5);
+        const auto h = archive_sample("b", 8);
+        store->append("g:1", h);
+        store->append(other, h);
+        store->replace_archiving("g:1", std::span<const message>{}, archive_of(h, "one"));
+        store->drop_front_archiving(other, 4, archive_of({h.begin(), h.begin() + 4}, "two"));
+        CHECK(messages_of(store->read_archive("g:1", 0, whole_archive)) == h);
+        CHECK(messages_of(store->read_archive(other, 0, whole_archive)) == std::vector<message>(h.begin(), h.begin() + 4));
+        CHECK(store->read_archive("g:2", 0, whole_archive).next_seq == 0);
+        store->clear("g:1");
+        archive_slice a = store->read_archive("g:1", 0, whole_archive);
+        CHECK(a.messages.empty());
+        CHECK(a.summaries.empty());
+        CHECK(a.first_seq == 8);
+        CHECK(a.next_seq == 8);
+        CHECK(store->read_archive(other, 0, whole_archive).messages.size() == 4);  // untouched
+        store->append("g:1", h);
+        store->replace_archiving("g:1", std::span<const message>{}, archive_of({h.begin(), h.begin() + 2}, ""));
+        a = store->read_archive("g:1", 0, whole_archive);
+        REQUIRE(a.messages.size() == 2);
+        CHECK(a.messages[0].seq == 8);
+        store->clear_archive(other);
+        CHECK(store->read_archive(other, 0, whole_archive).messages.empty());
+        CHECK(store->load(other) == std::vector<message>(h.begin() + 4, h.end()));  // the history stays
+    }
+    SECTION("keep_on_clear keeps the archive through a clear") {
+        auto store = fx.make_archiving({.keep_on_clear = true});
+        const auto h = archive_sample("c", 4);
+        store->append("s", h);
+        store->replace_archiving("s", std::span<const message>{}, archive_of(h, ""));
+        store->clear("s");
+        CHECK(store->load("s").empty());
+        CHECK(messages_of(store->read_archive("s", 0, whole_archive)) == h);
+    }
+    SECTION("the caps drop the oldest first, and say so in first_seq") {
+        const auto h = archive_sample("d", 20);
+        auto store = fx.make_archiving({.max_messages = 7});
+        for (std::size_t b = 0; b < 5; ++b)
+            store->replace_archiving("s", std::span<const message>{}, archive_of({h.begin() + 4 * b, h.begin() + 4 * b + 4}, "s" + std::to_string(b)));
+        archive_slice a = store->read_archive("s", 0, whole_archive);
+        CHECK(a.first_seq == 13);
+        CHECK(a.next_seq == 20);
+        CHECK(messages_of(a) == std::vector<message>(h.begin() + 13, h.end()));
+        REQUIRE(a.summaries.size() == 2);  // batches 3 (partly kept) and 4
+        CHECK(a.summaries[0].summary == "s3");
+        // Bytes: the newest that fit, computed from the messages themselves.
+        std::size_t budget = 0;
+        for (std::size_t i = 14; i < 20; ++i) budget += archived_bytes(h[i]);
+        auto by_bytes = fx.make_archiving({.max_messages = 0, .max_bytes = budget});
+        for (std::size_t b = 0; b < 5; ++b)
+            by_bytes->replace_archiving("s", std::span<const message>{}, archive_of({h.begin() + 4 * b, h.begin() + 4 * b + 4}, ""));
+        a = by_bytes->read_archive("s", 0, whole_archive);
+        CHECK(a.first_seq == 14);
+        CHECK(messages_of(a) == std::vector<message>(h.begin() + 14, h.end()));
+        // One message over the byte cap alone: kept (the newest always stays).
+        auto tiny = fx.make_archiving({.max_bytes = 1});
+        tiny->replace_archiving("s", std::span<const message>{}, archive_of({h.begin(), h.begin() + 3}, ""));
+        a = tiny->read_archive("s", 0, whole_archive);
+        CHECK(a.first_seq == 2);
+        CHECK(messages_of(a) == std::vector<message>{h[2]});
+    }
+}
+
 } // namespace ania::testing
 
 /// Defines the conformance test cases over every store type of the tuple `TypeList`.
 #define ANIA_TEST_HISTORY_STORES(TypeList)                                                                               \
+    TEMPLATE_LIST_TEST_CASE("history store: the archive of an archiving store", "[store][conformance][archive]", TypeList) { \
+        if constexpr (ania::archiving_store<TestType>) {                                                                 \
+            ania::testing::store_fixture<TestType> fx;                                                                   \
+            ania::testing::check_archiving_store<TestType>(fx);                                                          \
+        }                                                                                                                \
+    }                                                                                                                    \
     TEMPLATE_LIST_TEST_CASE("history store: round trip is byte-identical", "[store][conformance]", TypeList) {           \
         ania::testing::store_fixture<TestType> fx;                                                                       \
         auto store = fx.make();                                                                                          \
