@@ -41,7 +41,10 @@ void drop(const char* tables) {
     ania::detail::pg_connection c(pg_options());
     c.exec_simple(std::string("DROP TABLE IF EXISTS ") + tables);
 }
-void drop_tables() { drop("ania_chat_message, ania_chat_session, ania_chat_quarantine"); }
+void drop_tables() {
+    drop("ania_chat_message, ania_chat_session, ania_chat_quarantine, ania_chat_archive, ania_chat_archive_summary, "
+         "ania_chat_archive_state");
+}
 
 std::int64_t count_rows(const std::string& sql) {
     ania::detail::pg_connection c(pg_options());
@@ -85,6 +88,12 @@ struct store_fixture<ania::postgres_store> {
         return std::make_unique<ania::postgres_store>(pg_options());
     }
     std::unique_ptr<ania::postgres_store> reopen() { return std::make_unique<ania::postgres_store>(pg_options()); }
+    std::unique_ptr<ania::postgres_store> make_archiving(const ania::archive_options& a) {
+        drop_tables();
+        ania::postgres_store_options o = pg_options();
+        o.archive = a;
+        return std::make_unique<ania::postgres_store>(o);
+    }
 };
 template <>
 struct store_capabilities<ania::postgres_store> : default_store_capabilities<ania::postgres_store> {

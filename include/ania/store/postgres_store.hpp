@@ -14,8 +14,10 @@
 // session across processes); a replace renumbers from 0; drop_front keeps the survivors' seq.
 #pragma once
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
+#include <limits>
 #include <cstdio>
 #include <mutex>
 #include <random>
@@ -30,6 +32,7 @@
 #include <ania/concepts.hpp>
 #include <ania/detail/postgres.hpp>
 #include <ania/error.hpp>
+#include <ania/history/archive.hpp>
 #include <ania/json.hpp>
 #include <ania/log.hpp>
 #include <ania/message.hpp>
@@ -41,6 +44,7 @@ namespace ania {
 struct postgres_store_options : postgres_options {
     parse_limits limits{};  ///< applied to every stored row when loading
     write_options write{};  ///< how messages are serialised into `content`
+    archive_options archive{};  ///< the bounds of each session's archive (ania_chat_archive)
 };
 
 /// Where a session's history stands: what a compare-and-swap replace is conditioned on.
@@ -99,7 +103,29 @@ inline constexpr const char* postgres_history_schema =
     " session_id BYTEA PRIMARY KEY,"
     " owner TEXT NOT NULL,"
     " epoch BIGINT NOT NULL,"
-    " expires_at TIMESTAMPTZ NOT NULL);";
+    " expires_at TIMESTAMPTZ NOT NULL);"
+    // Non-destructive compaction (archiving_store); archived_at is the library's fixed-width UTC text.
+    "CREATE TABLE IF NOT EXISTS ania_chat_archive("
+    " session_id BYTEA NOT NULL,"
+    " seq BIGINT NOT NULL,"
+    " role TEXT NOT NULL,"
+    " content TEXT NOT NULL,"
+    " bytes BIGINT NOT NULL,"
+    " archived_at TEXT NOT NULL,"
+    " PRIMARY KEY(session_id, seq));"
+    "CREATE TABLE IF NOT EXISTS ania_chat_archive_summary("
+    " session_id BYTEA NOT NULL,"
+    " first_seq BIGINT NOT NULL,"
+    " count BIGINT NOT NULL,"
+    " summary TEXT NOT NULL,"
+    " archived_at TEXT NOT NULL,"
+    " PRIMARY KEY(session_id, first_seq));"
+    "CREATE TABLE IF NOT EXISTS ania_chat_archive_state("
+    " session_id BYTEA PRIMARY KEY,"
+    " first_seq BIGINT NOT NULL,"
+    " next_seq BIGINT NOT NULL,"
+    " messages BIGINT NOT NULL,"
+    " bytes BIGINT NOT NULL);";
 
 } // namespace detail
 
@@ -305,12 +331,76 @@ public:
         return replace_status::replaced;
     }
 
-    /// Forgets the session's messages (its row stays, at msg_count 0 and a new epoch).
-    void clear(std::string_view session) { (void)write_all(session, {}, std::nullopt); }
+    /// Forgets the session's messages (its row stays, at msg_count 0 and a new epoch), and its archive unless
+    /// options().archive.keep_on_clear.
+    void clear(std::string_view session) { (void)write_all(session, {}, std::nullopt, nullptr, !opt_.archive.keep_on_clear); }
+
+    // archiving_store (see <ania/concepts.hpp>): each in the transaction of the history's write.
+    void replace_archiving(std::string_view session, std::span<const message> msgs, const archive_batch& batch) {
+        (void)write_all(session, msgs, std::nullopt, &batch);
+    }
+    void drop_front_archiving(std::string_view session, std::size_t k, const archive_batch& batch) { drop(session, k, &batch); }
+    void clear_archive(std::string_view session) {
+        auto c = pool_.use();
+        detail::pg_transaction t(*c, "clear_archive");
+        forget_archive(*c, session);
+        t.commit();
+    }
+    /// Rows that do not parse are skipped (counted in archive_slice::skipped) and logged.
+    [[nodiscard]] archive_slice read_archive(std::string_view session, std::int64_t from, std::size_t count) {
+        archive_slice out;
+        detail::pg_params p;
+        p.bytes(session);
+        const std::string f = std::to_string(from);
+        const std::string n = std::to_string(std::min<std::size_t>(count, static_cast<std::size_t>(std::numeric_limits<std::int64_t>::max())));
+        p.text(f);
+        p.text(n);
+        detail::pg_result r, sums;
+        {
+            auto c = pool_.use();
+            r = c->exec("SELECT s.first_seq, s.next_seq, a.seq, a.archived_at, a.content FROM ania_chat_archive_state s "
+                        "LEFT JOIN LATERAL (SELECT seq, archived_at, content FROM ania_chat_archive x WHERE x.session_id = s.session_id "
+                        " AND x.seq >= GREATEST($2::bigint, s.first_seq) ORDER BY x.seq LIMIT $3::bigint) a ON true "
+                        "WHERE s.session_id = $1 ORDER BY a.seq",
+                        p, "read_archive");
+            const int rows = PQntuples(r.get());
+            if (rows == 0) return out;
+            out.first_seq = std::stoll(PQgetvalue(r.get(), 0, 0));
+            out.next_seq = std::stoll(PQgetvalue(r.get(), 0, 1));
+            if (PQgetisnull(r.get(), 0, 2)) return out;
+            const std::string lo = PQgetvalue(r.get(), 0, 2), hi = PQgetvalue(r.get(), rows - 1, 2);
+            detail::pg_params q;
+            q.bytes(session);
+            q.text(lo);
+            q.text(hi);
+            sums = c->exec("SELECT first_seq, count, summary, archived_at FROM ania_chat_archive_summary WHERE session_id = $1 "
+                           "AND first_seq <= $3::bigint AND first_seq + count > $2::bigint ORDER BY first_seq",
+                           q, "read_archive");
+        }
+        const auto text = [](const detail::pg_result& res, int row, int col) {
+            return std::string(PQgetvalue(res.get(), row, col), static_cast<std::size_t>(PQgetlength(res.get(), row, col)));
+        };
+        for (int i = 0; i < PQntuples(r.get()); ++i) {
+            const std::int64_t seq = std::stoll(PQgetvalue(r.get(), i, 2));
+            try {
+                out.messages.push_back({seq, text(r, i, 3), parse_message(text(r, i, 4), opt_.limits)});
+            } catch (const std::exception& e) {
+                ++out.skipped;
+                log_to(opt_.log, log_level::warn, "postgres_store: skipped archived message " + std::to_string(seq) + " of a session: " + e.what());
+            }
+        }
+        for (int i = 0; i < PQntuples(sums.get()); ++i)
+            out.summaries.push_back({std::stoll(PQgetvalue(sums.get(), i, 0)), std::stoll(PQgetvalue(sums.get(), i, 1)), text(sums, i, 2),
+                                     text(sums, i, 3)});
+        return out;
+    }
 
     /// Drops the first k stored messages (the survivors keep their seq; msg_count stays the allocator).
-    void drop_front(std::string_view session, std::size_t k) {
-        if (k == 0) return;
+    void drop_front(std::string_view session, std::size_t k) { drop(session, k, nullptr); }
+
+private:
+    void drop(std::string_view session, std::size_t k, const archive_batch* batch) {
+        if (k == 0 && !batch) return;
         detail::pg_params p;
         p.bytes(session);
         const std::string kk = std::to_string(k);
@@ -327,9 +417,11 @@ public:
                 "(SELECT seq FROM ania_chat_message WHERE session_id = $1 ORDER BY seq LIMIT $2::bigint)",
                 p, "drop_front");
         bump(*c, session, std::nullopt);
+        if (batch) archive(*c, session, *batch);
         t.commit();
     }
 
+public:
     /// The version the session is at (0, 0 for an unknown one).
     [[nodiscard]] history_version version(std::string_view session) {
         detail::pg_params p;
@@ -407,7 +499,84 @@ private:
             log_to(opt_.log, log_level::warn, std::string("postgres_store: ") + moved + " unreadable stored messages moved to ania_chat_quarantine");
     }
 
-    replace_status write_all(std::string_view session, std::span<const message> msgs, const std::optional<history_version>& expected) {
+    /// Inside a write's transaction (the session row locked): `batch` archived, then the archive bounded.
+    void archive(detail::pg_connection& c, std::string_view session, const archive_batch& batch) {
+        if (batch.messages.empty()) return;
+        std::string roles, contents, sizes = "{";
+        rows(batch.messages, roles, contents);
+        std::int64_t added = 0;
+        for (std::size_t i = 0; i < batch.messages.size(); ++i) {
+            const std::size_t b = archived_bytes(batch.messages[i]);
+            added += static_cast<std::int64_t>(b);
+            sizes += (i ? "," : "") + std::to_string(b);
+        }
+        sizes += "}";
+        detail::pg_params p;
+        p.bytes(session);
+        c.exec("INSERT INTO ania_chat_archive_state(session_id, first_seq, next_seq, messages, bytes) VALUES ($1, 0, 0, 0, 0) "
+               "ON CONFLICT (session_id) DO NOTHING", p, "archive");
+        const detail::pg_result st = c.exec("SELECT first_seq, next_seq, messages, bytes FROM ania_chat_archive_state WHERE session_id = $1 FOR UPDATE",
+                                            p, "archive");
+        std::int64_t first = std::stoll(PQgetvalue(st.get(), 0, 0)), next = std::stoll(PQgetvalue(st.get(), 0, 1)),
+                     count = std::stoll(PQgetvalue(st.get(), 0, 2)), bytes = std::stoll(PQgetvalue(st.get(), 0, 3));
+        const std::string base = std::to_string(next), n = std::to_string(batch.messages.size());
+        {
+            detail::pg_params q;
+            q.bytes(session);
+            q.text(base);
+            q.text(roles);
+            q.text(contents);
+            q.text(sizes);
+            q.text(batch.archived_at);
+            q.text(n);
+            q.text(batch.summary);
+            c.exec("WITH m AS (INSERT INTO ania_chat_archive(session_id, seq, role, content, bytes, archived_at) "
+                   "SELECT $1, $2::bigint + t.ord - 1, t.role, t.content, t.bytes, $6 FROM unnest($3::text[], $4::text[], $5::bigint[]) "
+                   "WITH ORDINALITY AS t(role, content, bytes, ord)) "
+                   "INSERT INTO ania_chat_archive_summary(session_id, first_seq, count, summary, archived_at) VALUES ($1, $2::bigint, $7::bigint, $8, $6)",
+                   q, "archive");
+        }
+        next += static_cast<std::int64_t>(batch.messages.size());
+        count += static_cast<std::int64_t>(batch.messages.size());
+        bytes += added;
+        const archive_options& cap = opt_.archive;
+        if ((cap.max_messages && static_cast<std::size_t>(count) > cap.max_messages) ||
+            (cap.max_bytes && static_cast<std::size_t>(bytes) > cap.max_bytes)) {
+            const detail::pg_result all = c.exec("SELECT bytes FROM ania_chat_archive WHERE session_id = $1 ORDER BY seq", p, "bound the archive");
+            std::vector<std::size_t> each(static_cast<std::size_t>(PQntuples(all.get())));
+            for (std::size_t i = 0; i < each.size(); ++i) each[i] = std::stoull(PQgetvalue(all.get(), static_cast<int>(i), 0));
+            const std::int64_t cut = detail::archive_cut(first, each.size(), static_cast<std::size_t>(bytes), cap,
+                                                         [&](std::size_t i) { return each[i]; });
+            for (std::int64_t q = first; q < cut; ++q) bytes -= static_cast<std::int64_t>(each[static_cast<std::size_t>(q - first)]);
+            count -= cut - first;
+            first = cut;
+            detail::pg_params q;
+            q.bytes(session);
+            const std::string below = std::to_string(cut);
+            q.text(below);
+            c.exec("DELETE FROM ania_chat_archive WHERE session_id = $1 AND seq < $2::bigint", q, "bound the archive");
+            c.exec("DELETE FROM ania_chat_archive_summary WHERE session_id = $1 AND first_seq + count <= $2::bigint", q, "bound the archive");
+        }
+        const std::string f = std::to_string(first), nx = std::to_string(next), ct = std::to_string(count), by = std::to_string(bytes);
+        p.text(f);
+        p.text(nx);
+        p.text(ct);
+        p.text(by);
+        c.exec("UPDATE ania_chat_archive_state SET first_seq = $2::bigint, next_seq = $3::bigint, messages = $4::bigint, bytes = $5::bigint "
+               "WHERE session_id = $1", p, "archive");
+    }
+
+    /// Inside a transaction: the session's archived messages and summaries deleted; the numbers stay.
+    static void forget_archive(detail::pg_connection& c, std::string_view session) {
+        detail::pg_params p;
+        p.bytes(session);
+        c.exec("DELETE FROM ania_chat_archive WHERE session_id = $1", p, "clear the archive");
+        c.exec("DELETE FROM ania_chat_archive_summary WHERE session_id = $1", p, "clear the archive");
+        c.exec("UPDATE ania_chat_archive_state SET first_seq = next_seq, messages = 0, bytes = 0 WHERE session_id = $1", p, "clear the archive");
+    }
+
+    replace_status write_all(std::string_view session, std::span<const message> msgs, const std::optional<history_version>& expected,
+                             const archive_batch* batch = nullptr, bool forget_archived = false) {
         std::string roles, contents;
         rows(msgs, roles, contents);
         auto c = pool_.use();
@@ -427,6 +596,8 @@ private:
                     p, "replace");
         }
         bump(*c, session, static_cast<std::int64_t>(msgs.size()));
+        if (batch) archive(*c, session, *batch);
+        if (forget_archived) forget_archive(*c, session);
         t.commit();
         return replace_status::replaced;
     }
@@ -475,6 +646,6 @@ private:
     std::unordered_map<std::string, std::vector<std::int64_t>> skipped_;  // seq of rows a load could not parse
 };
 
-static_assert(prefix_dropping_store<postgres_store>);
+static_assert(prefix_dropping_store<postgres_store> && archiving_store<postgres_store>);
 
 } // namespace ania
