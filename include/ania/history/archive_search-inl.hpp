@@ -190,7 +190,7 @@ ANIA_INLINE std::vector<tool> make_archive_tools(archive_index& index, std::stri
                          if (!query || text::trim(*query).empty()) throw memory::detail::bad_arguments("query is required");
                          const auto limit = static_cast<std::size_t>(detail::int_argument(a, "limit", 5, 1, 20));
                          const archive_search_result r = index.search(*key, *query, limit);
-                         if (r.next_seq == 0) return shared->empty;
+                         if (r.first_seq == r.next_seq) return shared->empty + dropped_note(r.first_seq);
                          if (r.hits.empty()) return shared->none + dropped_note(r.first_seq);
                          std::string out = memory::detail::fill(shared->found, {{"n", std::to_string(r.hits.size())}});
                          for (const archive_hit& h : r.hits) out += "\n" + detail::archive_line(*shared, h.seq, h.archived_at, h.msg, shared->max_runes_per_hit);

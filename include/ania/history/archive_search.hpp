@@ -49,7 +49,7 @@ struct archive_tool_replies {
     std::string empty = "Nothing of this conversation is archived.";
     std::string line = "#{seq} [{time}] {role}: {text}";
     std::string summary = "(summary that replaced #{from}-#{to}: {text})";
-    std::string dropped = "({dropped} older archived messages were dropped by the archive's size limit.)";
+    std::string dropped = "({dropped} older archived messages are no longer kept.)";
     std::string bad_arguments = "Error: invalid arguments: {error}";
     std::string failed = "Error: the archive could not be read: {error}";
     std::size_t max_runes_per_hit = 600;    ///< a longer message found by history_search is cut
