@@ -3,7 +3,11 @@
 //   sqlite_load/1000                                     a 1000-message session, JSON parsing included
 //   sqlite_persist_after_truncate/1000                   1000 -> 500 after truncate_oldest_half (drop_front)
 // and, for comparison on the same file system, raw_sqlite_append_turn/normal|full: the same schema and
-// transaction written with the C API and pre-serialised rows.
+// transaction written with the C API and pre-serialised rows. The archive (#31):
+//   history_search/archive_10k          one search (a query of the data set's queries.jsonl, 5 hits) over a
+//                                       session whose archive holds history_10k, index warm, ram_store
+//   history_search/archive_10k/sqlite   the same through sqlite_store (its state read on every search)
+//   archive_index_build/10k             the first search of that session: the whole archive read and indexed
 #include <benchmark/benchmark.h>
 
 #include <unistd.h>
@@ -16,6 +20,7 @@
 #include <sqlite3.h>
 
 #include <ania/compressor/truncate_oldest_half.hpp>
+#include <ania/history/archive_search.hpp>
 #include <ania/json.hpp>
 #include <ania/store/sqlite_store.hpp>
 
@@ -144,6 +149,69 @@ void replace_after_truncate(benchmark::State& state) {
     }
 }
 
+const std::vector<ania::message>& history_10k() {
+    static const auto h = [] {
+        std::vector<ania::message> out;
+        for (const auto& l : ania_test::load_lines("history_10k")) out.push_back(ania::parse_message(l));
+        return out;
+    }();
+    return h;
+}
+
+const std::vector<std::string>& queries() {
+    static const auto q = [] {
+        std::vector<std::string> out;
+        for (const auto& l : ania_test::load_lines("queries")) out.push_back(ania::parse_json(l).at("query").get<std::string>());
+        return out;
+    }();
+    return q;
+}
+
+template <class Store>
+void archive_into(Store& s) {
+    const auto& h = history_10k();
+    s.replace_archiving("g:1", std::span<const ania::message>{}, {h, "summary", "2026-12-05T20:00:00.000000000Z"});
+}
+
+template <class Store>
+void search_archive(benchmark::State& state, Store& store) {
+    archive_into(store);
+    ania::archive_index index(store);
+    (void)index.search("g:1", "warm", 5);
+    std::size_t i = 0, hits = 0, searches = 0;
+    for (auto _ : state) {
+        const auto r = index.search("g:1", queries()[i++ % queries().size()], 5);
+        hits += r.hits.size();
+        ++searches;
+        benchmark::DoNotOptimize(r);
+    }
+    state.counters["hits_per_search"] = static_cast<double>(hits) / static_cast<double>(searches ? searches : 1);
+}
+
+void search_archive_ram(benchmark::State& state) {
+    ania::ram_store store(ania::archive_options{.max_messages = 0, .max_bytes = 0});
+    search_archive(state, store);
+}
+
+void search_archive_sqlite(benchmark::State& state) {
+    ania::sqlite_store_options o;
+    o.archive = {.max_messages = 0, .max_bytes = 0};
+    ania::sqlite_store store(db_path("archive.db"), o);
+    search_archive(state, store);
+}
+
+void build_archive_index(benchmark::State& state) {
+    ania::ram_store store(ania::archive_options{.max_messages = 0, .max_bytes = 0});
+    archive_into(store);
+    for (auto _ : state) {
+        ania::archive_index index(store);
+        benchmark::DoNotOptimize(index.search("g:1", "warm", 5));
+    }
+}
+
+BENCHMARK(search_archive_ram)->Name("history_search/archive_10k")->Unit(benchmark::kMicrosecond);
+BENCHMARK(search_archive_sqlite)->Name("history_search/archive_10k/sqlite")->Unit(benchmark::kMicrosecond);
+BENCHMARK(build_archive_index)->Name("archive_index_build/10k")->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(append_turn, normal, ania::sqlite_sync::normal)->Name("sqlite_append_turn/normal")->Unit(benchmark::kMicrosecond);
 BENCHMARK_CAPTURE(append_turn, full, ania::sqlite_sync::full)->Name("sqlite_append_turn/full")->Unit(benchmark::kMicrosecond);
 BENCHMARK_CAPTURE(raw_append_turn, normal, ania::sqlite_sync::normal)->Name("raw_sqlite_append_turn/normal")->Unit(benchmark::kMicrosecond);

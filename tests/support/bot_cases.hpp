@@ -84,6 +84,46 @@ TEMPLATE_TEST_CASE("bot: the 30-message group auto-clear and idle eviction, thro
     CHECK(r.reply() == "2");
 }
 
+TEMPLATE_TEST_CASE("bot: history.archive.* archives what compactions remove; history_search per session; the auto-clear clears it", "[bot][archive]", ANIA_BOT_DATABASES) {
+    ania_test::temp_dir dir;
+    capture log;
+    scripted_client model;
+    // The rules, reporting no usage: the window runs on its estimate, so a small max_context_tokens compresses.
+    model.otherwise(scripted_client::respond_fn([r = rules{}](const ania::chat_request& q) {
+        ania::completion c = r(q);
+        c.used = {};
+        return c;
+    }));
+    const ania::config cfg = ania::parse_config(
+        R"({"max_context_tokens": 800, "session": {"group_auto_clear": 5}, "history": {"archive": {"enabled": true}}})");
+    typename TestType::bot bot(cfg, TestType::options(dir, log), {.client = model});
+    REQUIRE(bot.archive() != nullptr);
+    const std::string pad(300, '.');
+    for (int i = 0; i < 12; ++i) {
+        REQUIRE(bot.respond("g:1", "第 " + std::to_string(i) + " 句 zq" + std::to_string(i) + "x " + pad).status == ania::respond_status::replied);
+        REQUIRE(bot.respond("g:2", "other " + std::to_string(i) + " yq" + std::to_string(i) + "x " + pad).status == ania::respond_status::replied);
+    }
+    bot.writer().flush();
+    const ania::archive_slice a = bot.store().read_archive("g:1", 0, ania::whole_archive);
+    REQUIRE(a.next_seq > 0);  // compactions ran and archived
+    for (const message& m : bot.store().load("g:1")) CHECK(m.text().rfind("第 0 句", 0) == std::string::npos);  // it left the history
+    // The model finds it again through the tool bound to its own session; g:2's words are not there.
+    std::string r = bot.respond("g:1", "回忆 zq0x").reply();
+    CHECK(r.find("第 0 句 zq0x") != std::string::npos);
+    r = bot.respond("g:1", "回忆 yq0x").reply();
+    CHECK(r.find("yq0x .") == std::string::npos);
+    CHECK(bot.respond("g:2", "回忆 yq0x").reply().find("other 0 yq0x") != std::string::npos);
+    // The group auto-clear forgets the archive too (history.archive.keep_on_clear is false).
+    for (int i = 0; i < 5; ++i) bot.respond("g:1", "闲聊", false);
+    bot.writer().flush();
+    CHECK(bot.store().read_archive("g:1", 0, ania::whole_archive).messages.empty());
+    CHECK(bot.respond("g:1", "回忆 zq0x").reply().find("第 0 句") == std::string::npos);
+    CHECK_FALSE(bot.store().read_archive("g:2", 0, ania::whole_archive).messages.empty());
+    // Off by default: no archive, no tools.
+    typename TestType::bot plain(ania::parse_config("{}"), TestType::options(dir, log), {.client = rule_model()});
+    CHECK(plain.archive() == nullptr);
+}
+
 TEMPLATE_TEST_CASE("bot: a restart replays history and memory; destruction flushes every acknowledged turn", "[bot][persist]", ANIA_BOT_DATABASES) {
     ania_test::temp_dir dir;
     capture log;

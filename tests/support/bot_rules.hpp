@@ -34,7 +34,8 @@ inline std::string said(const message& m) {
     return at == std::string::npos ? t : t.substr(at + 2);
 }
 
-/// SCRIPTED rules, safe from any thread: "记住 X" saves X through memory_save, "查 X" searches for it, a tool
+/// SCRIPTED rules, safe from any thread: "记住 X" saves X through memory_save, "查 X" searches for it, "回忆 X"
+/// searches the archive (history_search), a tool
 /// result is answered with its text, "几条" counts the user messages the model was sent; anything else is
 /// acknowledged. Each request is counted by the model named in it (main or compression).
 struct rules {
@@ -51,6 +52,7 @@ struct rules {
         };
         if (s.rfind("记住 ", 0) == 0) return call("memory_save", ania::json{{"content", s.substr(7)}}.dump());
         if (s.rfind("查 ", 0) == 0) return call("memory_search", ania::json{{"query", s.substr(4)}}.dump());
+        if (s.rfind("回忆 ", 0) == 0) return call("history_search", ania::json{{"query", s.substr(7)}}.dump());
         if (s == "几条") {
             std::size_t users = 0;
             for (const message& m : msgs) users += m.role == role::user;

@@ -62,7 +62,7 @@ TEST_CASE("unknown keys and wrong types are errors naming the key", "[config][ba
         CHECK_THROWS_AS(ania::parse_config(text), ania::error);
     };
     fails(R"({"max_context":1})",
-          "unknown key \"max_context\"; valid keys: max_context_tokens, compress_ratio, llm, compressor, session, memory, ocr, postgres, multimodal");
+          "unknown key \"max_context\"; valid keys: max_context_tokens, compress_ratio, llm, compressor, session, history, memory, ocr, postgres, multimodal");
     fails(R"({"session":{"max_idle":5}})",
           "unknown key \"session.max_idle\"; valid keys in session: max_idle_minutes, max_sessions, group_auto_clear");
     fails(R"({"max_context_tokens":"128k"})", "max_context_tokens: expected an integer, got string");
@@ -83,4 +83,25 @@ TEST_CASE("unknown keys and wrong types are errors naming the key", "[config][ba
     fails(R"({"memory":{"max_entries":0}})", "memory.max_entries: must be > 0");
     fails(R"({"max_context_tokens":18446744073709551615})", "integer out of range");
     fails(R"({"max_context_tokens":)", "parse_error");
+}
+
+TEST_CASE("history.archive.* reaches the agent and the store's bounds; bad values name the key", "[config][archive]") {
+    const ania::config c = ania::parse_config(
+        R"({"history": {"archive": {"enabled": true, "max_messages": 50, "max_bytes": 4096, "keep_on_clear": true}}})");
+    CHECK(ania::from_config<ania::agent_options>(c).archive);
+    CHECK_FALSE(ania::from_config<ania::agent_options>(ania::config{}).archive);
+    const auto a = ania::from_config<ania::archive_options>(c);
+    CHECK(a.max_messages == 50);
+    CHECK(a.max_bytes == 4096);
+    CHECK(a.keep_on_clear);
+    CHECK(ania::parse_config(ania::to_json(c).dump()).history.archive.max_bytes == 4096);
+    for (const char* bad : {R"({"history": {"archive": {"max_messages": -1}}})", R"({"history": {"archive": {"max_bytes": -5}}})",
+                            R"({"history": {"archive": {"enabeld": true}}})", R"({"history": {"archive": {"enabled": "yes"}}})"}) {
+        try {
+            (void)ania::parse_config(bad);
+            FAIL("accepted " << bad);
+        } catch (const ania::error& e) {
+            CHECK(std::string(e.what()).find("history.archive.") != std::string::npos);
+        }
+    }
 }

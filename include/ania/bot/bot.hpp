@@ -32,6 +32,7 @@
 #include <ania/bot/options.hpp>
 #include <ania/config.hpp>
 #include <ania/context/token_counter.hpp>
+#include <ania/history/archive_search.hpp>
 #include <ania/history/background_writer.hpp>
 #include <ania/log.hpp>
 #include <ania/memory/inject.hpp>
@@ -129,6 +130,8 @@ public:
 
     [[nodiscard]] sessions_type& sessions() noexcept { return *sessions_; }
     [[nodiscard]] memory_type& memory() noexcept { return memory_; }
+    /// The archive's search (history.archive.enabled over an archiving store), else null.
+    [[nodiscard]] archive_index* archive() noexcept { return archive_.get(); }
     [[nodiscard]] writer_type& writer() noexcept { return writer_; }
     [[nodiscard]] store_type& store() noexcept { return db_.store; }
     [[nodiscard]] client_type& client() noexcept { return parts_.client; }
@@ -147,7 +150,7 @@ private:
     basic_bot(const config& cfg, parts&& p, bot_options&& opt)
         : cfg_(cfg), opt_(std::move(opt)), log_(opt_.log ? opt_.log : log_sink([](log_level, std::string_view) {})),
           db_(cfg_, opt_, log_), writer_(db_.store, writer_options()), memory_(db_.memory, memory_options()),
-          parts_(std::move(p)), images_(image_policy()), agent_opt_(agent_defaults_from_config()) {
+          archive_(archive_from_config()), parts_(std::move(p)), images_(image_policy()), agent_opt_(agent_defaults_from_config()) {
         session_options so = from_config<session_options>(cfg_);
         so.log = log_;
         so.on_reply = opt_.on_reply;
@@ -160,6 +163,17 @@ private:
         background_writer_options w;
         w.log = log_;
         return w;
+    }
+    /// history.archive.enabled: the archive's search over the writer (queued compactions are seen).
+    [[nodiscard]] std::unique_ptr<archive_index> archive_from_config() {
+        if (!cfg_.history.archive.enabled) return nullptr;
+        if constexpr (archiving_store<store_type>) {
+            return std::make_unique<archive_index>(writer_);
+        } else {
+            log_to(log_, log_level::warn, "history.archive.enabled: this bot's store keeps no archive (not an archiving_store): "
+                                          "compactions discard what they remove");
+            return nullptr;
+        }
     }
     [[nodiscard]] memory::manager_options memory_options() const {
         memory::manager_options m = from_config<memory::manager_options>(cfg_);
@@ -202,6 +216,10 @@ private:
                                                   "tools (said once; the same holds for every such session)");
             }
         }
+        if (archive_) {  // history_search / history_get over this session's own archive
+            std::vector<tool> bound = make_archive_tools(*archive_, key);
+            tools.insert(tools.end(), std::make_move_iterator(bound.begin()), std::make_move_iterator(bound.end()));
+        }
         typename agent_type::parts p{.client = parts_.client,
                                      .compression_client = parts_.compression_client,
                                      .images = images_,
@@ -218,6 +236,7 @@ private:
     database_type db_;
     writer_type writer_;
     memory_type memory_;
+    std::unique_ptr<archive_index> archive_;  // null unless history.archive.enabled over an archiving store
     parts parts_;
     bot_images<client_type> images_;
     std::shared_ptr<const agent_options> agent_opt_;

@@ -25,10 +25,17 @@ struct bot_database {
                   "or <ania/bot/postgres.hpp>, or specialize ania::bot_database (see ania/bot/database.hpp)");
     using memory_traits = memory::default_memory_traits;
 
-    bot_database(const config&, const bot_options&, const log_sink&) {}
+    bot_database(const config& c, const bot_options&, const log_sink&) : store(make_store(c)) {}
 
-    Store store{};
+    Store store;
     memory::ram_backend memory{};
+
+private:
+    /// An in-process archiving store (ram_store) gets the configured archive bounds.
+    static Store make_store(const config& c) {
+        if constexpr (std::is_constructible_v<Store, archive_options>) return Store(from_config<archive_options>(c));
+        else return Store{};
+    }
 };
 
 } // namespace ania

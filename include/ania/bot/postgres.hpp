@@ -38,6 +38,7 @@ private:
     [[nodiscard]] static postgres_store_options store_options(const config& c, const bot_options& o, const log_sink& log) {
         postgres_store_options s;
         static_cast<postgres_options&>(s) = options(c, o, log);
+        s.archive = from_config<archive_options>(c);
         return s;
     }
 };

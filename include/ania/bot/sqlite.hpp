@@ -15,8 +15,8 @@ template <>
 struct bot_database<sqlite_store> {
     using memory_traits = memory::sqlite_memory_traits;
 
-    bot_database(const config&, const bot_options& o, const log_sink& log)
-        : store(path_of(o), store_options(log)), memory(path_of(o), file_options(log)) {}
+    bot_database(const config& c, const bot_options& o, const log_sink& log)
+        : store(path_of(o), store_options(c, log)), memory(path_of(o), file_options(log)) {}
 
     sqlite_store store;
     memory::sqlite_backend memory;
@@ -28,9 +28,10 @@ private:
         f.log = log;
         return f;
     }
-    [[nodiscard]] static sqlite_store_options store_options(const log_sink& log) {
+    [[nodiscard]] static sqlite_store_options store_options(const config& c, const log_sink& log) {
         sqlite_store_options f;
         f.log = log;
+        f.archive = from_config<archive_options>(c);
         return f;
     }
 };

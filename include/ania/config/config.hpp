@@ -83,6 +83,18 @@ struct session_config {
     std::int64_t group_auto_clear = defaults::session_group_auto_clear;  ///< consecutive group messages not addressed to the bot
 };
 
+/// `history.*`: what is kept of a conversation beyond its window.
+struct history_config {
+    /// `history.archive.*`: non-destructive compaction (archiving_store, <ania/history/archive.hpp>): what a
+    /// summary or a cut removes is archived, and the model gets history_search / history_get (basic_bot).
+    struct archive_config {
+        bool enabled = false;
+        std::int64_t max_messages = 10'000;    ///< per session; the oldest go first (0: no limit)
+        std::int64_t max_bytes = 16 << 20;     ///< per session, of archived_bytes() (0: no limit)
+        bool keep_on_clear = false;            ///< a clear (and the group auto-clear) keeps the archive
+    } archive;
+};
+
 /// `memory.*` (SPEC §4).
 struct memory_config {
     std::int64_t max_entries = defaults::memory_max_entries;      ///< per scope; then memory_save answers "memory full"
@@ -117,6 +129,7 @@ struct config {
     llm_config llm;
     compressor_config compressor;
     session_config session;
+    history_config history;
     memory_config memory;
     ocr_config ocr;
     postgres_config postgres;
@@ -152,6 +165,8 @@ inline void validate(const config& c) {
                     "compressor.verify.max_ratio", "must be in [0, 1] (0 disables)");
     detail::require(c.compressor.verify.breaker_failures >= 0, "compressor.verify.breaker_failures", "must be >= 0 (0 disables)");
     detail::require(c.compressor.verify.breaker_cool_down_seconds > 0, "compressor.verify.breaker_cool_down_seconds", "must be > 0");
+    detail::require(c.history.archive.max_messages >= 0, "history.archive.max_messages", "must be >= 0 (0: no limit)");
+    detail::require(c.history.archive.max_bytes >= 0, "history.archive.max_bytes", "must be >= 0 (0: no limit)");
     detail::require(c.memory.max_entries > 0, "memory.max_entries", "must be > 0");
     detail::require(c.memory.max_content_runes > 0, "memory.max_content_runes", "must be > 0");
     detail::require(c.memory.inject_entries >= 0, "memory.inject_entries", "must be >= 0");

@@ -48,6 +48,7 @@ template <>
     o.clear_tool_results.clear_at_least = ct.clear_at_least;
     o.clear_tool_results.clear_arguments = ct.clear_arguments;
     o.clear_tool_results.placeholder = shared_text(ct.placeholder);
+    o.archive = c.history.archive.enabled;
     const auto& v = c.compressor.verify;
     if (v.max_ratio > 0 || v.reject_refusals || v.same_script || v.breaker_failures > 0) {
         summary_options s;
@@ -59,6 +60,17 @@ template <>
                                                           std::chrono::seconds(v.breaker_cool_down_seconds));
         o.summary = std::make_shared<const summary_options>(std::move(s));
     }
+    return o;
+}
+
+/// history.archive.*: a store's archive bounds (sqlite_store_options::archive, postgres_store_options::archive,
+/// ram_store's constructor).
+template <>
+[[nodiscard]] inline archive_options from_config<archive_options>(const config& c) {
+    archive_options o;
+    o.max_messages = static_cast<std::size_t>(c.history.archive.max_messages);
+    o.max_bytes = static_cast<std::size_t>(c.history.archive.max_bytes);
+    o.keep_on_clear = c.history.archive.keep_on_clear;
     return o;
 }
 
