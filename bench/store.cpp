@@ -22,6 +22,7 @@
 #include <ania/compressor/truncate_oldest_half.hpp>
 #include <ania/history/archive_search.hpp>
 #include <ania/json.hpp>
+#include <ania/store/ram_store.hpp>
 #include <ania/store/sqlite_store.hpp>
 
 #include "bench_data.hpp"

@@ -10,10 +10,12 @@
 #include <vector>
 
 #include <ania/history/archive_search.hpp>
+#include <ania/memory/tokenize.hpp>
 #include <ania/json.hpp>
 #include <ania/store/sqlite_store.hpp>
 
 #include "agent_rig.hpp"
+#include "bench_data.hpp"
 #include "scripted_client.hpp"
 #include "temp_dir.hpp"
 
@@ -235,4 +237,45 @@ TEST_CASE("archive_index: searches of many sessions from many threads while comp
         });
     for (auto& t : pool) t.join();
     CHECK(index.search("g:0", "x", 1000).hits.size() == 2 * rounds);
+}
+
+TEST_CASE("history_search scores as memory_search does: differential against the plain definition, on the data set", "[archive][search]") {
+    // The definition (SPEC §4's keyword part): +10 for each distinct term of the tokenised, lower-cased query
+    // that the lower-cased text contains. The index answers it with postings, pair filters and searches.
+    const ania_test::conversation c = ania_test::load_conversation("history_1k");
+    REQUIRE_FALSE(c.history.empty());
+    ania::ram_store store(ania::archive_options{.max_messages = 0, .max_bytes = 0});
+    store.replace_archiving("s", std::span<const message>{}, {c.history, "", "2026-12-05T20:00:00.000000000Z"});
+    ania::archive_index index(store);
+    std::vector<std::string> lowered;
+    for (const message& m : c.history) lowered.push_back(ania::memory::lower(ania::searchable_text(m)));
+    std::vector<std::string> queries;
+    for (const std::string& l : ania_test::load_lines("queries")) queries.push_back(ania::parse_json(l).at("query").get<std::string>());
+    queries.push_back("Database DATABASE 数据 数据库 x");  // case, repeats, a CJK run of 3, one letter
+    std::size_t compared = 0, nonzero = 0;
+    for (std::size_t q = 0; q < queries.size(); q += queries.size() / 60 + 1) {
+        std::vector<std::string> terms;
+        for (const std::string& t : ania::memory::tokenize(queries[q])) terms.push_back(t);
+        const ania::archive_search_result r = index.search("s", queries[q], ania::whole_archive);
+        std::vector<double> got(c.history.size(), 0);
+        for (const auto& h : r.hits) got.at(static_cast<std::size_t>(h.seq)) = h.score;
+        for (std::size_t i = 0; i < c.history.size(); ++i) {
+            double want = 0;
+            for (const std::string& t : terms) want += lowered[i].find(t) != std::string::npos ? 10 : 0;
+            INFO("query " << queries[q] << ", message " << i);
+            CHECK(got[i] == want);
+            nonzero += want > 0;
+        }
+        // best first, equal scores newest first
+        for (std::size_t k = 1; k < r.hits.size(); ++k)
+            CHECK((r.hits[k - 1].score > r.hits[k].score || (r.hits[k - 1].score == r.hits[k].score && r.hits[k - 1].seq > r.hits[k].seq)));
+        ++compared;
+    }
+    CHECK(compared >= 30);
+    CHECK(nonzero > 0);
+    // A limit keeps the best: the same as the head of the whole ranking.
+    const auto all = index.search("s", queries[0], ania::whole_archive);
+    const auto top = index.search("s", queries[0], 5);
+    REQUIRE(top.hits.size() == std::min<std::size_t>(5, all.hits.size()));
+    for (std::size_t k = 0; k < top.hits.size(); ++k) CHECK(top.hits[k].seq == all.hits[k].seq);
 }

@@ -10,14 +10,17 @@ static_assert(false, "compiled mode: the library defines what <ania/history/arch
 #endif
 
 #include <algorithm>
+#include <array>
 #include <limits>
+#include <optional>
+#include <tuple>
+#include <unordered_set>
 
 #include <ania/error.hpp>
 
 #include <ania/history/archive_search.hpp>
 #include <ania/json.hpp>
 #include <ania/memory/indexer.hpp>
-#include <ania/memory/keyword_search.hpp>
 #include <ania/memory/scope_index.hpp>
 #include <ania/memory/similarity.hpp>
 #include <ania/memory/tokenize.hpp>
@@ -27,22 +30,41 @@ static_assert(false, "compiled mode: the library defines what <ania/history/arch
 namespace ania {
 
 /// One session's archive as searched: the archived messages and their index (entries parallel to rows; the
-/// entries' content is dropped once indexed: the index keeps the lower-cased text it searches).
+/// entries' content is dropped once indexed: the index keeps the lower-cased text it searches). The entries'
+/// word pair filters are also kept by column (`columns[w][i]` = word w of entry i's filter): a term's test
+/// then reads a few contiguous arrays instead of one scattered cache line per entry.
 struct archive_index::session_index {
+    using filter_words = std::array<std::vector<std::uint64_t>, std::tuple_size_v<decltype(memory::detail::pair_filter::bits)>>;
+
     std::mutex mutex;
     memory::detail::scope_index si;
     std::vector<archived_message> rows;
+    filter_words columns;
     std::int64_t first_seq = 0, next_seq = 0;
     bool loaded = false;
+    std::vector<std::uint32_t> scores, stamps;  // a search's scratch, reused
+    std::uint32_t epoch = 0;
 
     void add(const memory::detail::indexer<memory::cjk_bigram_tokenizer>& ix, archived_message m) {
         memory::entry e;
         e.content = searchable_text(m.msg);
         memory::detail::indexed_entry x = ix.make(si.vocab, e);
         e.content = {};
+        for (std::size_t w = 0; w < columns.size(); ++w) columns[w].push_back(x.content_pairs.bits[w]);
         si.push_back(std::move(e), std::move(x));
         rows.push_back(std::move(m));
     }
+    void reset() {
+        si = {};
+        rows.clear();
+        for (auto& c : columns) c.clear();
+    }
+
+    /// memory_search's keyword score of every entry (+10 per distinct query term its text contains), as the
+    /// memory module computes it (memory::detail::keyword_scores, without tags and vectors), faster for one
+    /// case that dominates here: a word term that is one of an entry's tokens is found by its postings, not
+    /// by a substring search; the pair filter and the search run only for the entries left.
+    void score(std::string_view query);
 };
 
 namespace detail {
@@ -94,8 +116,7 @@ ANIA_INLINE archive_search_result archive_index::search(std::string_view session
         std::vector<archived_message> kept;
         for (archived_message& m : x->rows)
             if (m.seq >= fresh.first_seq) kept.push_back(std::move(m));
-        x->si = {};
-        x->rows.clear();
+        x->reset();
         for (archived_message& m : kept) x->add(detail::archive_indexer, std::move(m));
     }
     for (archived_message& m : fresh.messages)
@@ -108,20 +129,78 @@ ANIA_INLINE archive_search_result archive_index::search(std::string_view session
     out.first_seq = x->first_seq;
     out.next_seq = x->next_seq;
     if (x->rows.empty() || limit == 0 || text::trim(query).empty()) return out;
-    x->si.ensure_postings(memory::dice_similarity{});
-    const std::vector<double> scores = memory::detail::keyword_scores(x->si, detail::archive_tokenizer, query, {});
-    std::vector<std::uint32_t> hit;
-    for (std::uint32_t i = 0; i < scores.size(); ++i)
-        if (scores[i] > 0) hit.push_back(i);
+    x->score(query);
+    const std::vector<std::uint32_t>& scores = x->scores;
+    // The best `limit` in one pass (a heap of them, worst on top): a common word matches most of the archive.
     const auto better = [&](std::uint32_t a, std::uint32_t b) { return scores[a] != scores[b] ? scores[a] > scores[b] : a > b; };
-    const std::size_t n = std::min(limit, hit.size());
-    std::partial_sort(hit.begin(), hit.begin() + static_cast<std::ptrdiff_t>(n), hit.end(), better);
+    std::vector<std::uint32_t> hit;
+    hit.reserve(std::min<std::size_t>(limit, 64));
+    for (std::uint32_t i = 0; i < scores.size(); ++i) {
+        if (scores[i] == 0) continue;
+        if (hit.size() < limit) {
+            hit.push_back(i);
+            std::push_heap(hit.begin(), hit.end(), better);
+        } else if (better(i, hit.front())) {
+            std::pop_heap(hit.begin(), hit.end(), better);
+            hit.back() = i;
+            std::push_heap(hit.begin(), hit.end(), better);
+        }
+    }
+    std::sort_heap(hit.begin(), hit.end(), better);
+    const std::size_t n = hit.size();
     out.hits.reserve(n);
     for (std::size_t k = 0; k < n; ++k) {
         const archived_message& m = x->rows[hit[k]];
-        out.hits.push_back({m.seq, m.archived_at, m.msg, scores[hit[k]]});
+        out.hits.push_back({m.seq, m.archived_at, m.msg, static_cast<double>(scores[hit[k]])});
     }
     return out;
+}
+
+ANIA_INLINE void archive_index::session_index::score(std::string_view query) {
+    namespace md = memory::detail;
+    si.ensure_postings(memory::dice_similarity{});
+    const std::size_t n = rows.size();
+    scores.assign(n, 0);
+    stamps.resize(n, 0);
+    const std::string low = memory::lower(query);
+    std::vector<std::string_view> terms;  // distinct, first-seen order (a query is a few words: a scan)
+    std::unordered_set<std::string_view> seen;
+    detail::archive_tokenizer(low, [&](std::string_view t) {
+        if (seen.insert(t).second) terms.push_back(t);
+    });
+    for (const std::string_view term : terms) {
+        const std::optional<std::uint32_t> id = si.vocab.find(term);
+        if (text::is_cjk(text::decode_rune(term, 0).value) && text::rune_count(term) <= 2 && md::all_cjk(term)) {
+            if (!id) continue;  // the containment index is exact for CJK bigrams and runes
+            for (const std::uint32_t pos : si.postings.of(*id)) scores[pos] += 10;
+            for (const std::uint32_t pos : si.cjk_content.of(*id)) scores[pos] += 10;
+            continue;
+        }
+        if (++epoch == 0) {  // wrapped: no stale stamp may equal a new epoch
+            std::fill(stamps.begin(), stamps.end(), 0);
+            epoch = 1;
+        }
+        if (id)
+            for (const std::uint32_t pos : si.postings.of(*id)) {
+                scores[pos] += 10;
+                stamps[pos] = epoch;
+            }
+        const auto found = [&](std::size_t i) { return si.idx[i].lowered.find(term) != std::string::npos; };
+        if (!md::pair_filter::is_word_run(term)) {  // not from this tokenizer; searched in every entry
+            for (std::size_t i = 0; i < n; ++i)
+                if (stamps[i] != epoch && found(i)) scores[i] += 10;
+            continue;
+        }
+        md::pair_filter f;
+        f.add(term);
+        const auto need = f.sparse();
+        for (std::size_t i = 0; i < n; ++i) {
+            if (stamps[i] == epoch) continue;
+            bool pass = true;
+            for (const auto& [w, mask] : need) pass &= (columns[w][i] & mask) == mask;
+            if (pass && found(i)) scores[i] += 10;
+        }
+    }
 }
 
 ANIA_INLINE std::string searchable_text(const message& m) {
