@@ -4,6 +4,7 @@
 // the conformance kit's: tests/unit/store.cpp, postgres.cpp.)
 #include <catch2/catch.hpp>
 
+#include <atomic>
 #include <set>
 #include <string>
 #include <thread>
@@ -224,6 +225,7 @@ TEST_CASE("archive_index: searches of many sessions from many threads while comp
     ania::ram_store store;
     ania::archive_index index(store, 4);
     constexpr int threads = 4, rounds = 50;
+    std::atomic<int> missed{0};  // Catch's assertions are not for threads: counted here, checked after
     std::vector<std::thread> pool;
     for (int k = 0; k < threads; ++k)
         pool.emplace_back([&, k] {
@@ -232,10 +234,11 @@ TEST_CASE("archive_index: searches of many sessions from many threads while comp
                 store.replace_archiving(s, std::span<const message>{},
                                         {{message::user("t" + std::to_string(k) + "r" + std::to_string(i) + " x")}, "", "t"});
                 const auto r = index.search(s, "t" + std::to_string(k) + "r" + std::to_string(i), 3);
-                CHECK(r.hits.size() == 1);
+                if (r.hits.size() != 1) ++missed;
             }
         });
     for (auto& t : pool) t.join();
+    CHECK(missed == 0);
     CHECK(index.search("g:0", "x", 1000).hits.size() == 2 * rounds);
 }
 
