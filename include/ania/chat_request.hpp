@@ -88,6 +88,10 @@ struct chat_request {
     message_sequence messages;
     std::span<const tool> tools{};
     std::stop_token stop{};
+    /// How many messages at the start of the history segment (the second) stay the same across the next
+    /// turns and compactions (token_window::stable_prefix): where a client that places prompt-cache
+    /// breakpoints (Anthropic's cache_control) puts one more. 0 = none known.
+    std::size_t stable_prefix = 0;
 };
 
 } // namespace ania

@@ -1309,3 +1309,68 @@ TEST_CASE("stream chunks: the fast reader reads a chunk as the document path doe
     CHECK(c.reply.content == expected);
     CHECK(c.finish_reason == "stop");
 }
+
+TEST_CASE("prompt cache: the turn's stats carry each provider's cached tokens over loopback; Anthropic's breakpoints", "[openai][anthropic][cache]") {
+    SECTION("OpenAI prompt_tokens_details.cached_tokens and DeepSeek prompt_cache_hit_tokens, through an agent") {
+        scripted_server s;
+        s.then_json(200, answer("一", R"(,"usage":{"prompt_tokens":1000,"completion_tokens":2,"total_tokens":1002,"prompt_tokens_details":{"cached_tokens":768}})"));
+        s.then_json(200, answer("二", R"(,"usage":{"prompt_tokens":900,"completion_tokens":2,"total_tokens":902,"prompt_cache_hit_tokens":640,"prompt_cache_miss_tokens":260})"));
+        ania::ram_store store;
+        ania::background_writer<ania::ram_store> writer(store);
+        ania::basic_agent<http_traits> a(writer, {.client = ania::openai::client(options(s))}, "f:1", {.system_prompt = "你是 Ania。"});
+        ania::chat_result r = a.chat("你好");
+        REQUIRE(r.ok());
+        CHECK(r.stats.total.cached_prompt_tokens == std::optional<std::int64_t>(768));
+        r = a.chat("再来");
+        REQUIRE(r.ok());
+        CHECK(r.stats.total.cached_prompt_tokens == std::optional<std::int64_t>(640));
+    }
+    SECTION("Anthropic cache_read_input_tokens through an agent; cache_control on the stable head and the history's end") {
+        scripted_server s;
+        s.then_json(200, R"({"id":"m1","type":"message","role":"assistant","content":[{"type":"text","text":"好的"}],)"
+                         R"("stop_reason":"end_turn","usage":{"input_tokens":20,"cache_read_input_tokens":300,"cache_creation_input_tokens":10,"output_tokens":3}})");
+        struct claude_traits : ania::default_agent_traits {
+            using client = ania::anthropic::client;
+        };
+        ania::anthropic::client_options o = claude(s);
+        o.cache_prompt = true;
+        ania::ram_store store;
+        const std::string pfx(ania::summary_prefix_zh);
+        // A history whose head is two stacked summaries, as a compaction with stack_summaries leaves it.
+        store.append("g:1", std::vector<message>{message::user(pfx + "一"), message::user(pfx + "二"), message::user("问"),
+                                                 message::assistant("答")});
+        ania::background_writer<ania::ram_store> writer(store);
+        ania::basic_agent<claude_traits> a(writer, {.client = ania::anthropic::client(o)}, "g:1", {.system_prompt = "你是 Ania。"});
+        const ania::chat_result r = a.chat("继续");
+        REQUIRE(r.ok());
+        CHECK(r.stats.total.cached_prompt_tokens == std::optional<std::int64_t>(300));
+        CHECK(r.stats.total.prompt_tokens == std::optional<std::int64_t>(330));
+        // The agent knows no stable head after a load (0): the request's breakpoints are the system prompt and
+        // the history's end. With a stable head of 2 the wire adds one on the second summary.
+        const json sent = json::parse(s.requests().at(0).body);
+        CHECK(sent["system"][0]["cache_control"]["type"] == "ephemeral");
+        const std::vector<message> history{message::user(pfx + "一"), message::user(pfx + "二"), message::user("问"),
+                                           message::assistant("答")};
+        const std::vector<message> turn{message::user("继续")};
+        ania::anthropic::body_options bo;
+        bo.model = "claude-test";
+        bo.cache_prompt = true;
+        ania::chat_request req{ania::message_sequence(std::span<const message>{}, std::span<const message>(history), std::span<const message>(turn)),
+                               {}, {}, 2};
+        const json j = json::parse(ania::anthropic::request_body(req, bo));
+        const json& m = j["messages"];
+        REQUIRE(m.size() == 3);  // user (both summaries and the question, merged), assistant, user
+        REQUIRE(m[0]["content"].size() == 3);
+        CHECK_FALSE(m[0]["content"][0].contains("cache_control"));
+        CHECK(m[0]["content"][1]["cache_control"]["type"] == "ephemeral");  // the end of the stable head
+        CHECK_FALSE(m[0]["content"][2].contains("cache_control"));
+        CHECK(m[1]["content"][0]["cache_control"]["type"] == "ephemeral");  // the end of the history
+        CHECK_FALSE(m[2]["content"][0].contains("cache_control"));
+        req.stable_prefix = 0;
+        const json none = json::parse(ania::anthropic::request_body(req, bo));
+        CHECK_FALSE(none["messages"][0]["content"][1].contains("cache_control"));
+        bo.cache_prompt = false;
+        req.stable_prefix = 2;
+        CHECK(ania::anthropic::request_body(req, bo).find("cache_control") == std::string::npos);
+    }
+}

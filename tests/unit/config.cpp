@@ -105,3 +105,11 @@ TEST_CASE("history.archive.* reaches the agent and the store's bounds; bad value
         }
     }
 }
+
+TEST_CASE("compressor.stack_summaries reaches the summary's options", "[config][cache]") {
+    const auto o = ania::from_config<ania::agent_options>(ania::parse_config(R"({"compressor": {"stack_summaries": 4}})"));
+    REQUIRE(o.summary);
+    CHECK(o.summary->stack_summaries == 4);
+    CHECK_FALSE(ania::from_config<ania::agent_options>(ania::config{}).summary);
+    CHECK_THROWS_WITH(ania::parse_config(R"({"compressor": {"stack_summaries": -1}})"), Catch::Contains("compressor.stack_summaries"));
+}

@@ -4,6 +4,8 @@
 
 #include <chrono>
 #include <random>
+#include <set>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -460,4 +462,135 @@ TEST_CASE("compressor.clear_tool_results.* and compressor.verify.* reach the age
     fails(R"({"compressor": {"clear_tool_results": {"exclude": ["a", 3]}}})", "compressor.clear_tool_results.exclude[1]");
     fails(R"({"compressor": {"clear_tool_results": {"keep": -1}}})", "compressor.clear_tool_results.keep");
     fails(R"({"compressor": {"verify": {"max_ratio": 1.5}}})", "compressor.verify.max_ratio");
+}
+
+namespace {
+
+/// 50 scripted turns with compactions: what a provider's prefix cache could reuse from one request to the
+/// next. `heads`: distinct first history messages the main model was sent (each new one starts a new cached
+/// prefix); `reused`: bytes each request shares with the one before, from the start (system prompt, history).
+struct prefix_figures {
+    std::size_t requests = 0, compactions = 0, heads = 0, reused = 0, total = 0;
+    std::size_t breaks = 0, reused_at_breaks = 0;  // requests that do not extend the one before, and what they still share
+};
+
+prefix_figures fifty_turns(std::size_t stack, std::size_t* stable_at_end = nullptr) {
+    scripted_client model;
+    auto summaries = std::make_shared<int>(0);
+    auto prefixes = std::make_shared<std::vector<std::string>>();
+    auto heads = std::make_shared<std::set<std::string>>();
+    model.otherwise([=](const ania::chat_request& r) {
+        const auto segs = r.messages.segments();
+        if (!segs[0].empty() && segs[0][0].content == ania::summary_prompt_zh)
+            return ania::completion::success(message::assistant("要点" + std::to_string(++*summaries) + " " + std::string(120, 's')));
+        std::string bytes;
+        for (std::size_t s = 0; s < 2; ++s)
+            for (const message& m : segs[s]) bytes += ania::dump(m);
+        prefixes->push_back(std::move(bytes));
+        if (!segs[1].empty()) heads->insert(ania::dump(segs[1][0]));
+        return ania::completion::success(message::assistant("好的 " + std::string(200, 'r')), {});
+    });
+    ania::summary_options so;
+    so.keep_last_turns = 2;
+    so.stack_summaries = stack;
+    ania::agent_options opt;
+    opt.system_prompt = "你是 Ania。" + std::string(300, 'p');
+    opt.window.max_context_tokens = 1000;
+    opt.summary = std::make_shared<const ania::summary_options>(so);
+    ania_test::rig rig;
+    rig.model = model;
+    prefix_figures f;
+    {
+        ania_test::test_agent a = rig.make(opt);
+        for (int t = 0; t < 50; ++t) {
+            const ania::chat_result r = a.chat("第 " + std::to_string(t) + " 轮 " + std::string(200, 'u'));
+            REQUIRE(r.ok());
+            f.compactions += static_cast<std::size_t>(r.compressions);
+        }
+        if (stable_at_end) *stable_at_end = a.window().stable_prefix();
+    }
+    f.requests = prefixes->size();
+    f.heads = heads->size();
+    for (std::size_t i = 0; i < prefixes->size(); ++i) {
+        f.total += (*prefixes)[i].size();
+        if (i == 0) continue;
+        const std::string& a = (*prefixes)[i - 1];
+        const std::string& b = (*prefixes)[i];
+        const auto common = static_cast<std::size_t>(std::mismatch(a.begin(), a.end(), b.begin(), b.end()).first - a.begin());
+        f.reused += common;
+        if (common < a.size()) {
+            ++f.breaks;
+            f.reused_at_breaks += common;
+        }
+    }
+    return f;
+}
+
+} // namespace
+
+TEST_CASE("sticky cuts: stacked summaries keep the request's head across compactions (50 scripted turns)", "[ladder][cache]") {
+    const prefix_figures plain = fifty_turns(0);
+    std::size_t stable = 0;
+    const prefix_figures sticky = fifty_turns(4, &stable);
+    const auto describe = [](const prefix_figures& f) {
+        std::ostringstream o;
+        o << f.compactions << " compactions, " << f.heads << " distinct heads, " << f.breaks << " breaks reusing "
+          << (f.breaks ? f.reused_at_breaks / f.breaks : 0) << " bytes each, " << f.reused << " of " << f.total << " bytes reused";
+        return o.str();
+    };
+    INFO("plain: " << describe(plain) << "; stacked: " << describe(sticky));
+    REQUIRE(plain.compactions >= 8);  // the run compacts often enough to tell
+    CHECK(plain.requests == 50);
+    CHECK(sticky.requests == 50);
+    CHECK(plain.heads == plain.compactions + 1);  // every compaction starts a new head
+    // Stacked: a new head only when the stack folds (every 4th compaction) — and the first user message.
+    CHECK(sticky.heads <= sticky.compactions / 4 + 2);
+    CHECK(sticky.heads * 2 < plain.heads);
+    // A compaction that keeps the head leaves the system prompt and the stacked summaries to the cache.
+    CHECK(plain.breaks == plain.compactions);
+    CHECK(sticky.reused_at_breaks > plain.reused_at_breaks);
+    CHECK(stable >= 1);
+}
+
+TEST_CASE("stacked summaries: the head is kept byte for byte, only what follows is summarised, a full stack folds", "[ladder][cache]") {
+    scripted_client model;
+    model.reply("新").reply("合").reply("再");
+    ania::summary_options so;
+    so.stack_summaries = 2;
+    ania::llm_summary<scripted_client> sum(model, so);
+    const std::string pfx(so.prefix.view());
+    std::vector<message> h = {message::user(pfx + "旧"), message::user("q1"), message::assistant("a1")};
+    windowed w(h);
+    ania::compression_result r = sum.compress(w.input());
+    REQUIRE(r.ok);
+    REQUIRE(r.prefix.size() == 2);
+    CHECK(r.prefix[0] == h[0]);
+    CHECK(r.prefix[1].content == pfx + "新");
+    CHECK(r.keep_from == 3);
+    // The request summarised q1 and a1 only: the old summary is not in its transcript.
+    const std::string sent = model.requests().back().back().content;
+    CHECK(sent.find("q1") != std::string::npos);
+    CHECK(sent.find("旧") == std::string::npos);
+    // Two at the head (the stack is full): everything folds into one.
+    h = {message::user(pfx + "旧"), message::user(pfx + "新"), message::user("q2"), message::assistant("a2")};
+    windowed w2(h);
+    r = sum.compress(w2.input());
+    REQUIRE(r.prefix.size() == 1);
+    CHECK(r.prefix[0].content == pfx + "合");
+    // Nothing after the head: folded too (never an empty stacked summary).
+    h = {message::user(pfx + "旧")};
+    windowed w3(h);
+    r = sum.compress(w3.input());
+    REQUIRE(r.prefix.size() == 1);
+    CHECK(r.prefix[0].content == pfx + "再");
+    // The window knows its stable head after applying a stacked result.
+    windowed w4({message::user(pfx + "旧"), message::user("q"), message::assistant("a"), message::user("q3")});
+    ania::compression_result stacked;
+    stacked.ok = true;
+    stacked.keep_from = 3;
+    stacked.prefix = {message::user(pfx + "旧"), message::user(pfx + "x")};
+    w4.w.apply(std::move(stacked));
+    CHECK(w4.w.stable_prefix() == 2);
+    w4.w.drop_front(1);
+    CHECK(w4.w.stable_prefix() == 1);
 }

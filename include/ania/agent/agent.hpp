@@ -365,7 +365,7 @@ private:
             }
             check_turn(res);
             update_overhead();
-            const chat_request request{{system_part, window_.messages(), turn_}, tools_.tools(), stop};
+            const chat_request request{{system_part, window_.messages(), turn_}, tools_.tools(), stop, window_.stable_prefix()};
             completion c;
             try {
                 c = client_.complete(request);

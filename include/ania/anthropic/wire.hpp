@@ -131,7 +131,8 @@ struct usage_sum {
     json messages = json::array();
     const auto segs = request.messages.segments();
     for (std::size_t s = 0; s < segs.size(); ++s) {
-        for (const message& m : segs[s]) {
+        for (std::size_t i = 0; i < segs[s].size(); ++i) {
+            const message& m = segs[s][i];
             if (m.role == role::system || m.role == role::developer) {
                 if (!system.empty()) system += "\n\n";
                 system += m.text();
@@ -140,6 +141,11 @@ struct usage_sum {
             const char* r = detail::wire_role(m.role);
             if (messages.empty() || messages.back()["role"] != r) messages.push_back({{"role", r}, {"content", json::array()}});
             detail::blocks_of(m, messages.back()["content"]);
+            // The end of the history's stable head (its summaries): a breakpoint that still hits after the
+            // tail changed (a compaction that kept the head). The history's last block gets one below.
+            if (s == 1 && opt.cache_prompt && i + 1 == request.stable_prefix && i + 1 < segs[s].size() &&
+                !messages.back()["content"].empty())
+                messages.back()["content"].back()["cache_control"] = {{"type", "ephemeral"}};
         }
         if (s == 1 && opt.cache_prompt && !messages.empty() && !messages.back()["content"].empty())
             messages.back()["content"].back()["cache_control"] = {{"type", "ephemeral"}};

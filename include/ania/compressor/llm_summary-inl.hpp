@@ -197,9 +197,24 @@ ANIA_INLINE compression_result detail::summarise(const compress_input& in, const
     if (opt.keep_last_turns > 0 && cut == 0)
         return compression_result::failure("llm_summary: nothing older than the newest " +
                                            std::to_string(opt.keep_last_turns) + " turns to summarise");
-    std::vector<std::string> lines = summary_transcript_lines(h.first(cut), opt);
+    // Stacked summaries (a sticky cut): the head's earlier summaries are kept as they are, unless the head is
+    // full or nothing follows them to summarise; then everything is folded into one.
+    std::size_t head = 0;
+    if (opt.stack_summaries > 0) {
+        const std::string_view prefix = opt.prefix.view();
+        while (head < cut && h[head].role == role::user && h[head].form == content_form::text &&
+               std::string_view(h[head].content).starts_with(prefix))
+            ++head;
+        if (head >= opt.stack_summaries) head = 0;
+    }
+    std::vector<std::string> lines = summary_transcript_lines(h.subspan(head, cut - head), opt);
+    if (head > 0 && lines.empty()) {
+        head = 0;
+        lines = summary_transcript_lines(h.first(cut), opt);
+    }
     compression_result r;
     r.keep_from = cut;
+    r.prefix.assign(h.begin(), h.begin() + static_cast<std::ptrdiff_t>(head));
     std::string summary;
     if (lines.empty()) {
         summary = opt.empty_summary.str();

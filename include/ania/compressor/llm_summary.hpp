@@ -56,6 +56,12 @@ struct summary_options {
     /// summarised in chunks, then the summaries are summarised. 0 = one call, whatever the size.
     std::int64_t chunk_tokens = 0;
     std::size_t max_rounds = 4;  ///< bound on summary-of-summaries rounds when chunking
+    /// Opt-in, for providers' prompt caches (a sticky cut): the summaries at the head of the history (user
+    /// messages that start with `prefix`) stay there byte for byte, and only what follows them is summarised
+    /// into one more, appended after them; the request's prefix up to the last of them is then the same
+    /// across compactions (token_window::stable_prefix; Anthropic's cache_control goes there). Once the head
+    /// holds this many, the next compaction folds them all into one (the spec's behaviour). 0 = off.
+    std::size_t stack_summaries = 0;
 
     // ---- verification (opt-in): a summary that fails a check is a failure, so the next rung (truncation) runs.
     /// Reject a summary longer than this share of the transcript it summarises, in estimated tokens (0.5: it

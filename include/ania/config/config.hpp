@@ -47,6 +47,9 @@ struct compressor_config {
     std::string model;
     /// `compressor.clear_tool_results.*`: the cheap rung before the summary (clear_tool_results_options in
     /// <ania/compressor/clear_tool_results.hpp>): old tool results replaced by a placeholder, no model call.
+    /// Keep up to this many earlier summaries at the head of the history byte for byte and summarise only
+    /// what follows them (a sticky cut for providers' prompt caches; summary_options::stack_summaries). 0 = off.
+    std::int64_t stack_summaries = 0;
     struct clear_tool_results_config {
         bool enabled = false;
         std::int64_t trigger = 0;          ///< context tokens at which it starts; 0 = when compression is due
@@ -158,6 +161,7 @@ inline void validate(const config& c) {
     detail::require(c.session.max_idle_minutes >= 0, "session.max_idle_minutes", "must be >= 0 (0 disables)");
     detail::require(c.session.max_sessions >= 0, "session.max_sessions", "must be >= 0 (0 disables)");
     detail::require(c.session.group_auto_clear >= 0, "session.group_auto_clear", "must be >= 0 (0 disables)");
+    detail::require(c.compressor.stack_summaries >= 0, "compressor.stack_summaries", "must be >= 0 (0 disables)");
     detail::require(c.compressor.clear_tool_results.trigger >= 0, "compressor.clear_tool_results.trigger", "must be >= 0 (0: at the threshold)");
     detail::require(c.compressor.clear_tool_results.keep >= 0, "compressor.clear_tool_results.keep", "must be >= 0");
     detail::require(c.compressor.clear_tool_results.clear_at_least >= 0, "compressor.clear_tool_results.clear_at_least", "must be >= 0");

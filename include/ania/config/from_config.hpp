@@ -50,8 +50,9 @@ template <>
     o.clear_tool_results.placeholder = shared_text(ct.placeholder);
     o.archive = c.history.archive.enabled;
     const auto& v = c.compressor.verify;
-    if (v.max_ratio > 0 || v.reject_refusals || v.same_script || v.breaker_failures > 0) {
+    if (v.max_ratio > 0 || v.reject_refusals || v.same_script || v.breaker_failures > 0 || c.compressor.stack_summaries > 0) {
         summary_options s;
+        s.stack_summaries = static_cast<std::size_t>(c.compressor.stack_summaries);
         s.max_ratio = v.max_ratio;
         if (v.reject_refusals) s.refusal_prefixes = default_refusal_prefixes();
         s.same_script = v.same_script;

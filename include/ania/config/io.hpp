@@ -35,7 +35,7 @@ BOOST_HANA_ADAPT_STRUCT(ania::compressor_config::clear_tool_results_config, enab
                         clear_arguments, placeholder);
 BOOST_HANA_ADAPT_STRUCT(ania::compressor_config::verify_config, max_ratio, reject_refusals, same_script, breaker_failures,
                         breaker_cool_down_seconds);
-BOOST_HANA_ADAPT_STRUCT(ania::compressor_config, base_url, api_key, model, clear_tool_results, verify);
+BOOST_HANA_ADAPT_STRUCT(ania::compressor_config, base_url, api_key, model, stack_summaries, clear_tool_results, verify);
 BOOST_HANA_ADAPT_STRUCT(ania::session_config, max_idle_minutes, max_sessions, group_auto_clear);
 BOOST_HANA_ADAPT_STRUCT(ania::history_config::archive_config, enabled, max_messages, max_bytes, keep_on_clear);
 BOOST_HANA_ADAPT_STRUCT(ania::history_config, archive);

@@ -53,6 +53,11 @@ ANIA_INLINE void detail::log_persist_failure(const compress_options& hooks, cons
 
 ANIA_INLINE archive_batch detail::make_archive_batch(std::span<const message> removed, std::span<const message> prefix,
                                                      std::string_view image_marker) {
+    // A head the compaction kept (stacked summaries put back in front as they were) is not removed.
+    std::size_t same = 0;
+    while (same < removed.size() && same < prefix.size() && removed[same] == prefix[same]) ++same;
+    removed = removed.subspan(same);
+    prefix = prefix.subspan(same);
     archive_batch b;
     b.messages.assign(removed.begin(), removed.end());
     degrade_images_in_place(b.messages, image_marker);

@@ -71,6 +71,7 @@ public:
     void assign(std::vector<message> ms) {
         msgs_ = std::move(ms);
         start_ = 0;
+        stable_ = 0;
         prefix_.clear();
         if (!msgs_.empty()) {
             start_prefix();
@@ -82,6 +83,7 @@ public:
         msgs_.clear();
         prefix_.clear();
         start_ = 0;
+        stable_ = 0;
         last_prompt_tokens_ = 0;
         bytes_ = 0;
         bytes_dirty_ = false;
@@ -89,6 +91,7 @@ public:
 
     /// Forgets the oldest `k` messages in O(1).
     void drop_front(std::size_t k) noexcept {
+        stable_ = k < stable_ ? stable_ - k : 0;
         start_ += std::min(k, size());
         bytes_dirty_ = true;  // recounted when asked: a truncation stays O(1)
     }
@@ -100,11 +103,14 @@ public:
             if (!std::is_sorted(r.edits.begin(), r.edits.end(), [](const message_edit& a, const message_edit& b) { return a.index < b.index; }))
                 std::stable_sort(r.edits.begin(), r.edits.end(), [](const message_edit& a, const message_edit& b) { return a.index < b.index; });
             replace_in_place(r.edits, keep);
+            stable_ = std::min<std::size_t>(stable_, r.edits.front().index);
         }
         if (r.prefix.empty()) {
+            if (keep > 0) stable_ = 0;  // a cut: the head is new
             drop_front(keep);
             return;
         }
+        stable_ = r.prefix.size();  // the summaries at the head: what stays until the next compaction
         std::vector<message> next = std::move(r.prefix);
         std::vector<std::int64_t> sums{0};
         sums.reserve(next.size() + size() - keep + 1);
@@ -119,6 +125,11 @@ public:
         start_ = 0;
         bytes_dirty_ = true;
     }
+
+    /// How many messages at the head were put there by the last compaction (its summaries; with
+    /// summary_options::stack_summaries, every stacked one): a prefix of the request that stays the same
+    /// until the next compaction, where a provider's prompt cache is worth a breakpoint (chat_request::stable_prefix).
+    [[nodiscard]] std::size_t stable_prefix() const noexcept { return std::min(stable_, size()); }
 
     /// One message in the units of context_tokens(): its count, calibrated. For a compressor's
     /// compress_input::count (input_count()).
@@ -289,6 +300,7 @@ private:
     std::vector<std::int64_t> prefix_;
     static constexpr std::int64_t no_tokens = 0;  // prefix_tokens() while prefix_ is empty
     std::size_t start_ = 0;             // messages before it are dropped
+    std::size_t stable_ = 0;            // see stable_prefix()
     std::int64_t overhead_ = 0;
     std::int64_t last_prompt_tokens_ = 0;
     mutable std::size_t bytes_ = 0;
