@@ -14,6 +14,7 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -29,14 +30,15 @@
 
 namespace {
 
-const std::vector<ania::message>& history_1k() {
-    static const auto h = [] {
-        std::vector<ania::message> out;
-        for (const auto& l : ania_test::load_lines("history_1k")) out.push_back(ania::parse_message(l));
-        return out;
-    }();
+/// A history of the data set (history_1k, history_10k), parsed once.
+const std::vector<ania::message>& history(const std::string& name) {
+    static std::map<std::string, std::vector<ania::message>> cache;
+    auto& h = cache[name];
+    if (h.empty())
+        for (const auto& l : ania_test::load_lines(name)) h.push_back(ania::parse_message(l));
     return h;
 }
+const std::vector<ania::message>& history_1k() { return history("history_1k"); }
 
 std::string& bench_dir() {
     static std::string dir;
@@ -150,14 +152,6 @@ void replace_after_truncate(benchmark::State& state) {
     }
 }
 
-const std::vector<ania::message>& history_10k() {
-    static const auto h = [] {
-        std::vector<ania::message> out;
-        for (const auto& l : ania_test::load_lines("history_10k")) out.push_back(ania::parse_message(l));
-        return out;
-    }();
-    return h;
-}
 
 const std::vector<std::string>& queries() {
     static const auto q = [] {
@@ -170,7 +164,7 @@ const std::vector<std::string>& queries() {
 
 template <class Store>
 void archive_into(Store& s) {
-    const auto& h = history_10k();
+    const auto& h = history("history_10k");
     s.replace_archiving("g:1", std::span<const ania::message>{}, {h, "summary", "2026-12-05T20:00:00.000000000Z"});
 }
 

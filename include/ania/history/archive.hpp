@@ -74,19 +74,23 @@ inline constexpr std::size_t whole_archive = std::numeric_limits<std::size_t>::m
 }
 
 namespace detail {
-/// The seq below which a session's archive must be dropped so that what remains fits `opt`, given its rows'
-/// sizes oldest first (`bytes_of(i)`, i in [0, n)) starting at `first`; `first` when nothing must go. The
-/// newest message always stays, even alone over max_bytes (an archive that drops what it was just given would
-/// archive nothing).
+/// Where a session's archive must start so that what remains fits `opt`, given its rows' sizes oldest first
+/// (`bytes_of(i)`, i in [0, n)) starting at seq `first`: that seq (`first` when nothing must go) and the bytes
+/// that remain. The newest message always stays, even alone over max_bytes (an archive that drops what it
+/// was just given would archive nothing).
+struct archive_trim {
+    std::int64_t first_seq;
+    std::size_t bytes;
+};
 template <class BytesOf>
-[[nodiscard]] std::int64_t archive_cut(std::int64_t first, std::size_t n, std::size_t total_bytes, const archive_options& opt,
+[[nodiscard]] archive_trim archive_cut(std::int64_t first, std::size_t n, std::size_t total_bytes, const archive_options& opt,
                                        BytesOf&& bytes_of) {
     std::size_t drop = 0;
     if (opt.max_messages && n > opt.max_messages) drop = n - opt.max_messages;
     std::size_t bytes = total_bytes;
     for (std::size_t i = 0; i < drop; ++i) bytes -= bytes_of(i);
     while (opt.max_bytes && bytes > opt.max_bytes && drop + 1 < n) bytes -= bytes_of(drop++);
-    return first + static_cast<std::int64_t>(drop);
+    return {first + static_cast<std::int64_t>(drop), bytes};
 }
 } // namespace detail
 

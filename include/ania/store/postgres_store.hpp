@@ -545,14 +545,14 @@ private:
             const detail::pg_result all = c.exec("SELECT bytes FROM ania_chat_archive WHERE session_id = $1 ORDER BY seq", p, "bound the archive");
             std::vector<std::size_t> each(static_cast<std::size_t>(PQntuples(all.get())));
             for (std::size_t i = 0; i < each.size(); ++i) each[i] = std::stoull(PQgetvalue(all.get(), static_cast<int>(i), 0));
-            const std::int64_t cut = detail::archive_cut(first, each.size(), static_cast<std::size_t>(bytes), cap,
-                                                         [&](std::size_t i) { return each[i]; });
-            for (std::int64_t q = first; q < cut; ++q) bytes -= static_cast<std::int64_t>(each[static_cast<std::size_t>(q - first)]);
-            count -= cut - first;
-            first = cut;
+            const detail::archive_trim trim = detail::archive_cut(first, each.size(), static_cast<std::size_t>(bytes), cap,
+                                                                  [&](std::size_t i) { return each[i]; });
+            count -= trim.first_seq - first;
+            first = trim.first_seq;
+            bytes = static_cast<std::int64_t>(trim.bytes);
             detail::pg_params q;
             q.bytes(session);
-            const std::string below = std::to_string(cut);
+            const std::string below = std::to_string(first);
             q.text(below);
             c.exec("DELETE FROM ania_chat_archive WHERE session_id = $1 AND seq < $2::bigint", q, "bound the archive");
             c.exec("DELETE FROM ania_chat_archive_summary WHERE session_id = $1 AND first_seq + count <= $2::bigint", q, "bound the archive");

@@ -98,13 +98,13 @@ ANIA_INLINE auto ram_store::archive_locked(std::string_view session, const archi
         a.bytes.push_back(b);
         a.total_bytes += b;
     }
-    const std::int64_t cut = detail::archive_cut(a.first_seq, a.rows.size(), a.total_bytes, archive_opt_,
-                                                 [&](std::size_t i) { return a.bytes[i]; });
-    for (; a.first_seq < cut; ++a.first_seq) {
-        a.total_bytes -= a.bytes.front();
-        a.rows.pop_front();
-        a.bytes.pop_front();
-    }
+    const detail::archive_trim trim = detail::archive_cut(a.first_seq, a.rows.size(), a.total_bytes, archive_opt_,
+                                                          [&](std::size_t i) { return a.bytes[i]; });
+    const auto gone = static_cast<std::ptrdiff_t>(trim.first_seq - a.first_seq);
+    a.rows.erase(a.rows.begin(), a.rows.begin() + gone);
+    a.bytes.erase(a.bytes.begin(), a.bytes.begin() + gone);
+    a.first_seq = trim.first_seq;
+    a.total_bytes = trim.bytes;
     std::erase_if(a.summaries, [&](const archive_summary& s) { return s.first_seq + s.count <= a.first_seq; });
 }
 

@@ -110,12 +110,7 @@ ANIA_INLINE auto sqlite_store::drop_front_locked(std::string_view session, std::
     const std::int64_t n = ensure_session_locked(session, now);
     const auto kk = static_cast<std::int64_t>(std::min<std::size_t>(k, static_cast<std::size_t>(n)));
     quarantine_locked(session, kk, now);
-    const auto run = [&](const char* sql) {
-        sqlite3_stmt* st = db_.statement(sql);
-        bind(st, 1, session);
-        sqlite3_bind_int64(st, 2, kk);
-        db_.step_done(st, "drop_front");
-    };
+    const auto run = [&](const char* sql) { exec_bound_locked(sql, session, kk); };
     run("DELETE FROM ania_chat_message WHERE session_id = ?1 AND seq < ?2");
     // An UPDATE may visit rows in any order, and the primary key must hold after every row. When no
     // more rows remain than were dropped (halving), every new seq lies in the freed range [0, kk): one
@@ -205,19 +200,13 @@ ANIA_INLINE auto sqlite_store::archive_locked(std::string_view session, const ar
             while ((rc = sqlite3_step(s)) == SQLITE_ROW) sizes.push_back(static_cast<std::size_t>(sqlite3_column_int64(s, 0)));
             if (rc != SQLITE_DONE) db_.fail(rc, "read the archive's sizes");
         }
-        const std::int64_t cut = detail::archive_cut(first, sizes.size(), static_cast<std::size_t>(bytes), cap,
-                                                     [&](std::size_t i) { return sizes[i]; });
-        for (std::int64_t q = first; q < cut; ++q) bytes -= static_cast<std::int64_t>(sizes[static_cast<std::size_t>(q - first)]);
-        count -= cut - first;
-        first = cut;
-        const auto run = [&](const char* sql) {
-            sqlite3_stmt* st = db_.statement(sql);
-            bind(st, 1, session);
-            sqlite3_bind_int64(st, 2, cut);
-            db_.step_done(st, "bound the archive");
-        };
-        run("DELETE FROM ania_chat_archive WHERE session_id = ?1 AND seq < ?2");
-        run("DELETE FROM ania_chat_archive_summary WHERE session_id = ?1 AND first_seq + count <= ?2");
+        const detail::archive_trim trim = detail::archive_cut(first, sizes.size(), static_cast<std::size_t>(bytes), cap,
+                                                              [&](std::size_t i) { return sizes[i]; });
+        count -= trim.first_seq - first;
+        first = trim.first_seq;
+        bytes = static_cast<std::int64_t>(trim.bytes);
+        exec_bound_locked("DELETE FROM ania_chat_archive WHERE session_id = ?1 AND seq < ?2", session, first);
+        exec_bound_locked("DELETE FROM ania_chat_archive_summary WHERE session_id = ?1 AND first_seq + count <= ?2", session, first);
     }
     sqlite3_stmt* s = db_.statement("INSERT INTO ania_chat_archive_state(session_id, first_seq, next_seq, messages, bytes) "
                                     "VALUES(?1, ?2, ?3, ?4, ?5) ON CONFLICT(session_id) DO UPDATE SET first_seq = excluded.first_seq, "
@@ -366,6 +355,13 @@ ANIA_INLINE auto sqlite_store::quarantine_locked(std::string_view session, std::
 ANIA_INLINE auto sqlite_store::exec_bound_locked(const char* sql, std::string_view session) -> void {
     sqlite3_stmt* s = db_.statement(sql);
     bind(s, 1, session);
+    db_.step_done(s, "write");
+}
+
+ANIA_INLINE auto sqlite_store::exec_bound_locked(const char* sql, std::string_view session, std::int64_t n) -> void {
+    sqlite3_stmt* s = db_.statement(sql);
+    bind(s, 1, session);
+    sqlite3_bind_int64(s, 2, n);
     db_.step_done(s, "write");
 }
 

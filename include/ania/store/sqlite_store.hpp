@@ -160,6 +160,8 @@ private:
     void quarantine_locked(std::string_view session, std::int64_t below, const std::string& now);
 
     void exec_bound_locked(const char* sql, std::string_view session);
+    /// The same with ?2 bound to `n`.
+    void exec_bound_locked(const char* sql, std::string_view session, std::int64_t n);
 
     /// The session's msg_count, creating its row (count 0) when missing.
     std::int64_t ensure_session_locked(std::string_view session, const std::string& now);
