@@ -103,6 +103,42 @@ TEST_CASE("sqlite store: the tables are exactly the spec's, persisted across reo
     sqlite3_close(db);
 }
 
+TEST_CASE("sqlite store: drop_front keeps the survivors' seq; msg_count stays the allocator; replace renumbers", "[store][sqlite]") {
+    ania_test::temp_dir dir;
+    const std::string path = dir.file("h.db");
+    ania::sqlite_store s(path);
+    std::vector<ania::message> h;
+    for (int i = 0; i < 10; ++i) h.push_back(ania::message::user("m" + std::to_string(i)));
+    s.append("g:1", h);
+    s.drop_front("g:1", 4);
+    const auto query = [&](const char* sql) {
+        sqlite3* db = nullptr;
+        REQUIRE(sqlite3_open(path.c_str(), &db) == SQLITE_OK);
+        sqlite3_stmt* st = nullptr;
+        REQUIRE(sqlite3_prepare_v2(db, sql, -1, &st, nullptr) == SQLITE_OK);
+        std::string out;
+        while (sqlite3_step(st) == SQLITE_ROW) out += (out.empty() ? "" : ",") + std::to_string(sqlite3_column_int64(st, 0));
+        sqlite3_finalize(st);
+        sqlite3_close(db);
+        return out;
+    };
+    CHECK(query("SELECT seq FROM ania_chat_message ORDER BY seq") == "4,5,6,7,8,9");
+    CHECK(query("SELECT msg_count FROM ania_chat_session") == "10");
+    s.append("g:1", std::span(h).first(2));  // after the survivors
+    CHECK(query("SELECT seq FROM ania_chat_message ORDER BY seq") == "4,5,6,7,8,9,10,11");
+    std::vector<ania::message> want(h.begin() + 4, h.end());
+    want.insert(want.end(), h.begin(), h.begin() + 2);
+    CHECK(s.load("g:1") == want);
+    s.drop_front("g:1", 7);
+    CHECK(s.load("g:1") == std::vector<ania::message>{h[1]});
+    s.drop_front("g:1", 100);  // more than there are: all go
+    CHECK(s.load("g:1").empty());
+    s.append("g:1", std::span(h).first(3));
+    s.replace("g:1", std::span(h).first(2));
+    CHECK(query("SELECT seq FROM ania_chat_message ORDER BY seq") == "0,1");
+    CHECK(query("SELECT msg_count FROM ania_chat_session") == "2");
+}
+
 TEST_CASE("sqlite store: a garbage file disables persistence and is left byte-identical", "[store][sqlite]") {
     ania_test::temp_dir dir;
     const std::string path = dir.file("garbage.db");

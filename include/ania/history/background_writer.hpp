@@ -124,7 +124,10 @@ public:
         requires archiving_store<S>
     {
         flush();
-        return store_.read_archive(session, from, count);
+        // (if constexpr, not a bare call: clang's explicit instantiation of the class reaches this body even
+        // when the constraint is not met)
+        if constexpr (archiving_store<S>) return store_.read_archive(session, from, count);
+        else return {};
     }
 
     /// Waits for the writes already queued, then loads from the store: a load sees every earlier write.

@@ -89,7 +89,8 @@ inline constexpr const char* sqlite_history_schema =
 } // namespace detail
 
 /// A history_store on one SQLite file (WAL). Safe to share between threads (one connection behind a
-/// mutex) and between processes (every write is one BEGIN IMMEDIATE transaction; seq comes from msg_count).
+/// mutex) and between processes (every write is one BEGIN IMMEDIATE transaction; seq comes from msg_count,
+/// the allocator: replace renumbers from 0, drop_front leaves the survivors' seq as they were).
 ///
 /// At open the file is checked with `PRAGMA quick_check`; if it is unhealthy, read-only, or the tables cannot
 /// be created, persistence is disabled with an error log line: `enabled()` is false, loads are empty, writes
@@ -128,7 +129,8 @@ public:
     /// unless options().archive.keep_on_clear. A missing session is a no-op.
     void clear(std::string_view session);
 
-    /// Drops the first k messages and renumbers the rest from 0, without rewriting their content.
+    /// Drops the first k messages; the rest keep their seq (msg_count stays the allocator: later appends
+    /// continue after them).
     void drop_front(std::string_view session, std::size_t k);
 
     // archiving_store (see <ania/concepts.hpp>): each in one transaction with the archive's rows.
