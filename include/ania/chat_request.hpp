@@ -12,6 +12,7 @@
 
 namespace ania {
 
+class wire_cache;  // <ania/wire_cache.hpp>
 struct tool;  // <ania/tool.hpp>: a request refers to the agent's tools, it does not need their definition here
 
 /// The messages of a request as up to three contiguous segments, read in order: the base prompt, the
@@ -92,6 +93,11 @@ struct chat_request {
     /// turns and compactions (token_window::stable_prefix): where a client that places prompt-cache
     /// breakpoints (Anthropic's cache_control) puts one more. 0 = none known.
     std::size_t stable_prefix = 0;
+    /// The history segment's request bytes, kept by its window (token_window::wire()): a client that writes
+    /// the history message by message fills it once and then sends it as it is, so a request costs the turn,
+    /// not the history. Null: write everything. The segment must be exactly that window's messages, and one
+    /// request with it is sent at a time (the session's turn).
+    wire_cache* history_wire = nullptr;
 };
 
 } // namespace ania

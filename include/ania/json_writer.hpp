@@ -9,6 +9,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <span>
 #include <string>
 #include <string_view>
 
@@ -226,6 +227,38 @@ inline void append_json(std::string& out, const message_sequence& msgs, const wr
     out.push_back(']');
 }
 
+namespace detail {
+
+/// `{"model":…,"messages":[`: what a chat-completions body starts with.
+inline void append_request_open(std::string& out, std::string_view model) {
+    out.append(R"({"model":)");
+    append_json_string_repaired(out, model);
+    out.append(R"(,"messages":)");
+    out.push_back('[');
+}
+
+/// `,"tools":[…]` (nothing when there are none): the member after the messages.
+inline void append_request_tools(std::string& out, std::span<const tool> tools) {
+    if (tools.empty()) return;
+    out.append(R"(,"tools":[)");
+    bool first = true;
+    for (const tool& t : tools) {
+        if (!first) out.push_back(',');
+        first = false;
+        // tool::definition()'s bytes, written directly: the parameters are compact JSON text already.
+        out.append(R"({"type":"function","function":{"name":)");
+        append_json_string_repaired(out, t.name);
+        out.append(R"(,"description":)");
+        append_json_string_repaired(out, t.description);
+        out.append(R"(,"parameters":)");
+        out.append(t.parameters.empty() ? no_parameters_schema : t.parameters.text());
+        out.append("}}");
+    }
+    out.push_back(']');
+}
+
+} // namespace detail
+
 /// The body of an OpenAI chat-completions request: `{"model":…,"messages":[…],"tools":[…]}` (`tools` left
 /// out when the request has none). A client adds its own members (stream, temperature, …) after these.
 [[nodiscard]] inline std::string request_to_json(const chat_request& request, std::string_view model,
@@ -235,27 +268,10 @@ inline void append_json(std::string& out, const message_sequence& msgs, const wr
     for (const auto& seg : request.messages.segments())
         for (const message& m : seg) estimate += 48 + m.content.size();  // a reservation, not a bound
     out.reserve(estimate);
-    out.append(R"({"model":)");
-    detail::append_json_string_repaired(out, model);
-    out.append(R"(,"messages":)");
+    detail::append_request_open(out, model);
+    out.pop_back();  // append_json writes the bracket
     append_json(out, request.messages, opt);
-    if (!request.tools.empty()) {
-        out.append(R"(,"tools":[)");
-        bool first = true;
-        for (const tool& t : request.tools) {
-            if (!first) out.push_back(',');
-            first = false;
-            // tool::definition()'s bytes, written directly: the parameters are compact JSON text already.
-            out.append(R"({"type":"function","function":{"name":)");
-            detail::append_json_string_repaired(out, t.name);
-            out.append(R"(,"description":)");
-            detail::append_json_string_repaired(out, t.description);
-            out.append(R"(,"parameters":)");
-            out.append(t.parameters.empty() ? detail::no_parameters_schema : t.parameters.text());
-            out.append("}}");
-        }
-        out.push_back(']');
-    }
+    detail::append_request_tools(out, request.tools);
     out.push_back('}');
     return out;
 }

@@ -612,6 +612,62 @@ TEST_CASE("agent over the real client: context length exceeded compresses the hi
     CHECK(s.count() == 4);
 }
 
+TEST_CASE("agent over the real client: the window's cached history sends the bytes a whole body would", "[openai][agent][wire]") {
+    // Two agents on the same stored history and the same script, one with the wire cache (the default), one
+    // without: every request the server receives must be byte for byte the same, through tool rounds, a
+    // retried 503, a compression after context_length_exceeded, streamed and not. The history (~300 KB) is
+    // more than curl reads in one callback, so the pieces cross its buffer boundaries.
+    for (const bool stream : {false, true}) {
+        std::vector<std::string> bodies[2];
+        for (const bool cached : {true, false}) {
+            scripted_server s;
+            const auto reply = [&](std::string text) {
+                if (!stream) return s.then_json(200, answer(text));
+                s.then_stream("data: " + json{{"choices", json::array({{{"index", 0}, {"delta", {{"content", text}}}}})}}.dump() +
+                              "\n\ndata: [DONE]\n\n");
+            };
+            ania::ram_store store;
+            {
+                std::vector<message> h;
+                for (int i = 0; i < 150; ++i) {
+                    h.push_back(message::user("[nickname:小明] 问题 " + std::to_string(i) + std::string(1000, 'q') + "\n\t\"x\""));
+                    h.push_back(message::assistant("回答 " + std::to_string(i) + std::string(1000, 'a')));
+                }
+                store.append("g:1", h);
+            }
+            ania::background_writer<ania::ram_store> writer(store);
+            struct cut_traits : http_traits {
+                using compressor = ania::truncate_oldest_half;
+            };
+            std::vector<ania::tool> tools{{"echo", "echoes", json{{"type", "object"}}, [](std::string_view a) { return "echo:" + std::string(a); }}};
+            ania::agent_options opt{.system_prompt = "你是 Ania。"};
+            opt.window.max_context_tokens = 0;  // compressions only when the server says the prompt is too long
+            opt.window.wire_cache = cached;
+            ania::openai::client_options o = options(s);
+            o.stream = stream;
+            ania::basic_agent<cut_traits> a(writer, {.client = ania::openai::client(o), .tools = ania::tool_registry(tools)}, "g:1", opt);
+            reply("第一");
+            s.then_json(200, call_answer("call_1", "echo", R"({"x":1})"));
+            reply("第二");
+            s.then_json(503, R"({"error":{"message":"overloaded"}})");
+            reply("第三");
+            s.then_json(400, R"({"error":{"message":"maximum context length exceeded","code":"context_length_exceeded"}})");
+            reply("第四");
+            reply("第五");
+            for (const char* q : {"一", "二", "三", "四", "五"}) REQUIRE(a.chat(q).ok());
+            CHECK(a.window().wire_bytes().first() + a.window().wire_bytes().size() == (cached ? a.window().size() - 2 : 0));  // all but the last turn
+            for (const auto& r : s.requests()) bodies[cached ? 0 : 1].push_back(r.body);
+        }
+        REQUIRE(bodies[0].size() == 8);
+        REQUIRE(bodies[0].size() == bodies[1].size());
+        for (std::size_t i = 0; i < bodies[0].size(); ++i) {
+            INFO("request " << i << (stream ? " (streamed)" : ""));
+            CHECK(bodies[0][i].size() > 300'000 / (i >= 6 ? 2 : 1));
+            CHECK(bodies[0][i] == bodies[1][i]);
+        }
+    }
+}
+
 TEST_CASE("config: llm.* reaches the client options; compressor.* and ocr.* lie over it", "[openai][config]") {
     const ania::config c = ania::parse_config(R"({"llm":{"base_url":"http://h/v1","api_key":"k1","model":"big","stream":true,
         "stall_timeout_ms":5000,"max_retries":4,"replay_reasoning":false,"extra":{"temperature":0.2}},

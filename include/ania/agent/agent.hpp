@@ -365,7 +365,8 @@ private:
             }
             check_turn(res);
             update_overhead();
-            const chat_request request{{system_part, window_.messages(), turn_}, tools_.tools(), stop, window_.stable_prefix()};
+            const chat_request request{{system_part, window_.messages(), turn_}, tools_.tools(), stop, window_.stable_prefix(),
+                                       window_.wire()};
             completion c;
             try {
                 c = client_.complete(request);

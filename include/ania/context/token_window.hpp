@@ -15,6 +15,7 @@
 #include <ania/context/window_options.hpp>
 #include <ania/message.hpp>
 #include <ania/usage.hpp>
+#include <ania/wire_cache.hpp>
 
 namespace ania {
 
@@ -72,6 +73,7 @@ public:
         msgs_ = std::move(ms);
         start_ = 0;
         stable_ = 0;
+        wire_.reset();
         prefix_.clear();
         if (!msgs_.empty()) {
             start_prefix();
@@ -84,6 +86,7 @@ public:
         prefix_.clear();
         start_ = 0;
         stable_ = 0;
+        wire_.reset();
         last_prompt_tokens_ = 0;
         bytes_ = 0;
         bytes_dirty_ = false;
@@ -92,7 +95,9 @@ public:
     /// Forgets the oldest `k` messages in O(1).
     void drop_front(std::size_t k) noexcept {
         stable_ = k < stable_ ? stable_ - k : 0;
-        start_ += std::min(k, size());
+        k = std::min(k, size());
+        wire_.dropped_front(k);
+        start_ += k;
         bytes_dirty_ = true;  // recounted when asked: a truncation stays O(1)
     }
 
@@ -103,6 +108,7 @@ public:
             if (!std::is_sorted(r.edits.begin(), r.edits.end(), [](const message_edit& a, const message_edit& b) { return a.index < b.index; }))
                 std::stable_sort(r.edits.begin(), r.edits.end(), [](const message_edit& a, const message_edit& b) { return a.index < b.index; });
             replace_in_place(r.edits, keep);
+            wire_.edited_from(std::max(r.edits.front().index, keep));
             stable_ = std::min<std::size_t>(stable_, r.edits.front().index);
         }
         if (r.prefix.empty()) {
@@ -110,6 +116,7 @@ public:
             drop_front(keep);
             return;
         }
+        wire_.replaced_head(keep, r.prefix.size());
         stable_ = r.prefix.size();  // the summaries at the head: what stays until the next compaction
         std::vector<message> next = std::move(r.prefix);
         std::vector<std::int64_t> sums{0};
@@ -125,6 +132,11 @@ public:
         start_ = 0;
         bytes_dirty_ = true;
     }
+
+    /// The history's request bytes as written by the last client (chat_request::history_wire), or null when
+    /// window_options::wire_cache is off. Kept in step with every change the window makes.
+    [[nodiscard]] wire_cache* wire() noexcept { return opt_.wire_cache ? &wire_ : nullptr; }
+    [[nodiscard]] const wire_cache& wire_bytes() const noexcept { return wire_; }
 
     /// How many messages at the head were put there by the last compaction (its summaries; with
     /// summary_options::stack_summaries, every stacked one): a prefix of the request that stays the same
@@ -298,6 +310,7 @@ private:
     // prefix_[i] = tokens of msgs_[0..i); empty (no allocation) while the window is new or cleared: a session
     // cache makes and drops thousands of windows, and a fresh session's costs no block.
     std::vector<std::int64_t> prefix_;
+    wire_cache wire_;
     static constexpr std::int64_t no_tokens = 0;  // prefix_tokens() while prefix_ is empty
     std::size_t start_ = 0;             // messages before it are dropped
     std::size_t stable_ = 0;            // see stable_prefix()

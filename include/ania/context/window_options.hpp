@@ -16,6 +16,9 @@ struct window_options {
     /// The spec checks before the next round only; true also checks before every LLM call inside a tool
     /// loop, so that one long tool loop cannot overflow the context within a single turn.
     bool check_inside_tool_loop = false;
+    /// Keep each committed message's request bytes once written (wire_cache.hpp), so a request costs the
+    /// turn, not the history; about the messages' JSON size in memory. false writes every request whole.
+    bool wire_cache = true;
 };
 
 } // namespace ania

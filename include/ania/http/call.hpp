@@ -19,6 +19,7 @@
 #include <ania/http/sse.hpp>
 #include <ania/json.hpp>
 #include <ania/log.hpp>
+#include <ania/wire_cache.hpp>
 
 namespace ania::http {
 
@@ -106,6 +107,13 @@ struct attempt_result {
     bool may_retry = true;  ///< false: a retry could repeat what the caller already saw, or the answer was final
 };
 
+/// A body as the transport sends it: one string, or a wire_body's three pieces (borrowed for the call).
+struct body_view {
+    std::string_view head, shared, tail;
+    body_view(const std::string& s) noexcept : head(s) {}  // NOLINT: any string body is a body
+    body_view(const wire_body& b) noexcept : head(b.head), shared(b.shared), tail(b.tail) {}  // NOLINT
+};
+
 /// Where and how a client posts: what every attempt of every call shares.
 struct endpoint_call {
     std::string url;
@@ -113,11 +121,13 @@ struct endpoint_call {
     timeouts limits{};
     std::size_t max_answer_bytes = std::size_t(32) << 20;
 
-    [[nodiscard]] request make(const std::string& body, const std::stop_token& stop) const {
+    [[nodiscard]] request make(const body_view& body, const std::stop_token& stop) const {
         request r;
         r.url = url;
         r.headers = headers;
-        r.body = body;
+        r.body = body.head;
+        r.body_shared = body.shared;
+        r.body_tail = body.tail;
         r.limits = limits;
         r.stop = stop;
         r.max_body = max_answer_bytes;
@@ -132,7 +142,7 @@ struct endpoint_call {
     /// A non-streamed attempt: transfer failures and error statuses typed (`error_of(status, body)`), a 2xx
     /// body handed to `parse(body, limits)`.
     template <class ErrorOf, class Parse>
-    [[nodiscard]] attempt_result plain(handle_pool& pool, const std::string& body, const std::stop_token& stop, ErrorOf&& error_of,
+    [[nodiscard]] attempt_result plain(handle_pool& pool, const body_view& body, const std::stop_token& stop, ErrorOf&& error_of,
                                        Parse&& parse) const {
         const response r = post(pool, make(body, stop));
         if (r.result != outcome::done) return {transfer_failure(r, max_answer_bytes), r.retry_after, true};
@@ -146,7 +156,7 @@ struct endpoint_call {
     /// text passed to `on_text`. `fallback(head, limits)` reads a 2xx answer that held no event at all (a
     /// server that ignored the stream switch) from its first MiB; it may return nullopt (then `acc` decides).
     template <class Accumulator, class ErrorOf, class Fallback>
-    [[nodiscard]] attempt_result streamed(handle_pool& pool, const std::string& body, const std::stop_token& stop, Accumulator& acc,
+    [[nodiscard]] attempt_result streamed(handle_pool& pool, const body_view& body, const std::stop_token& stop, Accumulator& acc,
                                           const std::function<void(std::string_view)>& on_text, ErrorOf&& error_of,
                                           Fallback&& fallback) const {
         bool delivered = false;  // text reached the caller: a retry would deliver it twice

@@ -14,7 +14,9 @@
 #include <atomic>
 #include <chrono>
 #include <cstddef>
+#include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <ctime>
 #include <functional>
 #include <memory>
@@ -43,6 +45,10 @@ struct request {
     std::string_view url;
     std::span<const std::string> headers;  ///< "Name: value" lines (they may hold a key: never logged here)
     std::string_view body;
+    /// More of the body, sent after `body` without being copied into one buffer first (a wire_body's
+    /// shared history and its tail): curl reads the three pieces through a read callback.
+    std::string_view body_shared{};
+    std::string_view body_tail{};
     timeouts limits{};
     std::stop_token stop{};
     std::size_t max_body = std::size_t(32) << 20;  ///< a larger answer fails with outcome::too_large
@@ -167,6 +173,41 @@ struct transfer {
     CURL* easy = nullptr;
 };
 
+/// The body pieces as curl reads them (CURLOPT_READFUNCTION), rewound on curl's request (a redirect, an auth
+/// round) through CURLOPT_SEEKFUNCTION.
+struct body_reader {
+    std::string_view piece[3];
+    std::size_t k = 0, off = 0;
+
+    [[nodiscard]] std::size_t total() const noexcept { return piece[0].size() + piece[1].size() + piece[2].size(); }
+    static std::size_t on_read(char* buf, std::size_t size, std::size_t n, void* self) noexcept {
+        auto& r = *static_cast<body_reader*>(self);
+        std::size_t room = size * n, done = 0;
+        while (room > 0 && r.k < 3) {
+            const std::string_view p = r.piece[r.k];
+            const std::size_t take = std::min(room, p.size() - r.off);
+            std::memcpy(buf + done, p.data() + r.off, take);
+            done += take;
+            room -= take;
+            r.off += take;
+            if (r.off == p.size()) {
+                ++r.k;
+                r.off = 0;
+            }
+        }
+        return done;
+    }
+    static int on_seek(void* self, curl_off_t offset, int origin) noexcept {
+        auto& r = *static_cast<body_reader*>(self);
+        if (origin != SEEK_SET || offset < 0) return CURL_SEEKFUNC_CANTSEEK;
+        auto left = static_cast<std::size_t>(offset);
+        r.k = 0;
+        while (r.k < 3 && left >= r.piece[r.k].size()) left -= r.piece[r.k++].size();
+        r.off = r.k < 3 ? left : 0;
+        return left == 0 || r.k < 3 ? CURL_SEEKFUNC_OK : CURL_SEEKFUNC_FAIL;
+    }
+};
+
 } // namespace detail
 
 /// A pool of curl handles: a call takes one (or makes one) and gives it back, so concurrent calls never share
@@ -239,8 +280,17 @@ private:
     const std::string url(req.url);
     curl_easy_setopt(e, CURLOPT_URL, url.c_str());
     curl_easy_setopt(e, CURLOPT_POST, 1L);
-    curl_easy_setopt(e, CURLOPT_POSTFIELDS, req.body.data());
-    curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(req.body.size()));
+    detail::body_reader reader{{req.body, req.body_shared, req.body_tail}};
+    if (req.body_shared.empty() && req.body_tail.empty()) {
+        curl_easy_setopt(e, CURLOPT_POSTFIELDS, req.body.data());
+    } else {
+        curl_easy_setopt(e, CURLOPT_READFUNCTION, &detail::body_reader::on_read);
+        curl_easy_setopt(e, CURLOPT_READDATA, &reader);
+        curl_easy_setopt(e, CURLOPT_SEEKFUNCTION, &detail::body_reader::on_seek);
+        curl_easy_setopt(e, CURLOPT_SEEKDATA, &reader);
+        curl_easy_setopt(e, CURLOPT_UPLOAD_BUFFERSIZE, 512L * 1024);  // fewer, larger writes for a long history
+    }
+    curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(reader.total()));
     curl_easy_setopt(e, CURLOPT_HTTPHEADER, hdrs);
     curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, &detail::transfer::on_body);
     curl_easy_setopt(e, CURLOPT_WRITEDATA, &t);

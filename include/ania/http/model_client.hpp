@@ -29,6 +29,7 @@
 #include <ania/http/curl.hpp>
 #include <ania/http/retry.hpp>
 #include <ania/json_fwd.hpp>
+#include <ania/wire_cache.hpp>
 
 namespace ania::http {
 
@@ -64,9 +65,14 @@ public:
     }
 
     [[nodiscard]] completion complete(const chat_request& request) {
-        std::string body;
+        wire_body body;
         try {
-            body = Protocol::request_body(request, body_);
+            // A protocol that writes the history message by message sends the window's cached bytes as they
+            // are (chat_request::history_wire): the request costs the turn, not the history.
+            if constexpr (requires { { Protocol::request_wire(request, body_) } -> std::same_as<wire_body>; })
+                body = Protocol::request_wire(request, body_);
+            else
+                body.head = Protocol::request_body(request, body_);
         } catch (const std::exception& e) {  // e.g. a tool definition that cannot be written
             return completion::failure_of(std::string("the request could not be written: ") + e.what(), {});
         }

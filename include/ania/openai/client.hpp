@@ -65,6 +65,7 @@ struct protocol {
         return b;
     }
     [[nodiscard]] static std::string request_body(const chat_request& r, const body_options& b) { return openai::request_body(r, b); }
+    [[nodiscard]] static wire_body request_wire(const chat_request& r, const body_options& b) { return openai::request_wire(r, b); }
     [[nodiscard]] static completion parse_answer(std::string_view body, const parse_limits& lim) { return openai::parse_answer(body, lim); }
     [[nodiscard]] static std::optional<completion> plain_in_stream(std::string_view head, const parse_limits& lim) {
         return openai::parse_answer(head, lim);

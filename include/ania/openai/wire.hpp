@@ -22,6 +22,7 @@
 #include <ania/message.hpp>
 #include <ania/openai/stream_chunk.hpp>
 #include <ania/text/utf8.hpp>
+#include <ania/wire_cache.hpp>
 
 namespace ania::openai {
 
@@ -39,10 +40,11 @@ struct body_options {
     write_options messages{};
 };
 
-/// The request body: request_to_json (json_writer.hpp) plus stream switches and the extra members.
-[[nodiscard]] inline std::string request_body(const chat_request& request, const body_options& opt) {
-    std::string out = request_to_json(request, opt.model, opt.messages);
-    out.pop_back();  // the closing brace: members follow
+namespace detail {
+
+/// The members a client adds after the messages and tools: the stream switches and the extra members, then
+/// the closing brace.
+inline void append_body_members(std::string& out, const body_options& opt) {
     if (opt.stream) {
         out += R"(,"stream":true)";
         if (opt.include_usage) out += R"(,"stream_options":{"include_usage":true})";
@@ -58,7 +60,63 @@ struct body_options {
         }
     }
     out.push_back('}');
+}
+
+/// The wire_cache key of messages written with `w`: another write option is another format.
+[[nodiscard]] constexpr std::uint64_t wire_key(const write_options& w) noexcept {
+    return 0x6f70656e61690000ULL | (std::uint64_t{w.include_reasoning} << 8) | static_cast<std::uint64_t>(w.empty_tool_call_content);
+}
+
+} // namespace detail
+
+/// The request body: request_to_json (json_writer.hpp) plus stream switches and the extra members.
+[[nodiscard]] inline std::string request_body(const chat_request& request, const body_options& opt) {
+    std::string out = request_to_json(request, opt.model, opt.messages);
+    out.pop_back();  // the closing brace: members follow
+    detail::append_body_members(out, opt);
     return out;
+}
+
+/// request_body in pieces (the same bytes, wire_body::flatten): the history segment's messages come from
+/// request.history_wire, written there once per message and then only referred to, so the request costs
+/// the base prompt, this turn and the tools. Without a cache, the whole body is the head.
+[[nodiscard]] inline wire_body request_wire(const chat_request& request, const body_options& opt) {
+    wire_body b;
+    if (request.history_wire == nullptr) {
+        b.head = request_body(request, opt);
+        return b;
+    }
+    const auto seg = request.messages.segments();
+    const auto write = [&opt](std::string& out, const message& m) { append_json(out, m, opt.messages); };
+    ania::detail::append_request_open(b.head, opt.model);
+    for (const message& m : seg[0]) {
+        write(b.head, m);
+        b.head.push_back(',');
+    }
+    std::size_t uncached = 0;
+    b.shared = request.history_wire->sync(detail::wire_key(opt.messages), seg[1], write, uncached);
+    for (std::size_t i = 0; i < uncached; ++i) {  // a compaction's summaries: written each time, they are few
+        write(b.head, seg[1][i]);
+        b.head.push_back(',');
+    }
+    for (const message& m : seg[2]) {
+        write(b.tail, m);
+        b.tail.push_back(',');
+    }
+    // Every message was written with a comma after it: the last one becomes the closing bracket.
+    if (!b.tail.empty()) {
+        b.tail.back() = ']';
+    } else if (!b.shared.empty()) {
+        b.shared.remove_suffix(1);
+        b.tail.push_back(']');
+    } else if (b.head.back() == ',') {
+        b.head.back() = ']';
+    } else {
+        b.head.push_back(']');
+    }
+    ania::detail::append_request_tools(b.tail, request.tools);
+    detail::append_body_members(b.tail, opt);
+    return b;
 }
 
 namespace detail {

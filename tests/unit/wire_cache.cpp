@@ -1,0 +1,211 @@
+// tests/unit/wire_cache.cpp -- the request body in O(turn) (#30): a window's cached message bytes
+// (wire_cache) and openai::request_wire give exactly request_body's bytes, whatever the window did between
+// two requests; each message is written once; what it costs in memory.
+#include <catch2/catch.hpp>
+
+#include <cstdint>
+#include <random>
+#include <string>
+#include <vector>
+
+#include <ania/context/token_window.hpp>
+#include <ania/json.hpp>
+#include <ania/openai/wire.hpp>
+#include <ania/tool.hpp>
+#include <ania/wire_cache.hpp>
+
+#include "bench_data.hpp"
+
+using ania::message;
+using namespace std::string_literals;
+
+namespace {
+
+std::string random_text(std::mt19937& rng) {
+    static const std::vector<std::string> pieces = {"hello", " ", "中文", "😀", "\n", "\"quoted\"", "\\", "\t", "ü", "\0"s,
+                                                    "{\"json\":1}", "[图片 1a2b3c4d]", "\x7f", "/", "\xff\xfe", "\xe4\xb8"};
+    std::uniform_int_distribution<std::size_t> n(0, 6), pick(0, pieces.size() - 1);
+    std::string s;
+    for (std::size_t i = n(rng); i > 0; --i) s += pieces[pick(rng)];
+    return s;
+}
+
+/// Every shape a history holds, invalid UTF-8 and provider members included (those take dump's path).
+message random_message(std::mt19937& rng) {
+    std::uniform_int_distribution<int> kind(0, 6), coin(0, 3), calls(1, 3);
+    message m;
+    switch (kind(rng)) {
+    case 0: m = message::system(random_text(rng)); break;
+    case 1: m = message::user(random_text(rng)); break;
+    case 2:
+        m = message::user({ania::content_part::make_text(random_text(rng)),
+                           ania::content_part::make_image("data:image/png;base64,iVBORw0KGgo=", "low")});
+        break;
+    case 3: {
+        std::vector<ania::tool_call> cs;
+        for (int i = calls(rng); i > 0; --i)
+            cs.push_back({"call_" + std::to_string(i), "function", "fn" + std::to_string(i), "{\"q\":\"" + random_text(rng) + "\"}", {}, {}});
+        m = message::assistant_calls(std::move(cs));
+        if (coin(rng) == 0) m.reasoning_content = random_text(rng);
+        break;
+    }
+    case 4: m = message::tool_result("call_1", random_text(rng)); break;
+    case 5: m = message::assistant(""); m.reasoning_content = random_text(rng); break;
+    default:
+        m = message::assistant(random_text(rng));
+        if (coin(rng) == 0) m.name = "ania";
+        break;
+    }
+    if (coin(rng) == 0) m.extra = ania::members_from(ania::json{{"x_provider", random_text(rng)}});
+    return m;
+}
+
+/// Every write option and body switch the OpenAI protocol has.
+std::vector<ania::openai::body_options> every_body_option() {
+    using tcc = ania::write_options::tool_call_content;
+    std::vector<ania::openai::body_options> all;
+    for (const bool reasoning : {true, false})
+        for (const tcc c : {tcc::keep, tcc::null, tcc::empty_string, tcc::omit})
+            for (const bool stream : {false, true}) {
+                ania::openai::body_options o;
+                o.model = stream ? "deepseek-chat" : "m\xff";  // an invalid model name is repaired
+                o.stream = stream;
+                o.messages.include_reasoning = reasoning;
+                o.messages.empty_tool_call_content = c;
+                if (!reasoning) o.extra = ania::json{{"temperature", 0.3}, {"stream", false}};
+                all.push_back(o);
+            }
+    return all;
+}
+
+/// The body the agent sends (the window's cache) against the body written whole, for one request.
+void check_same_body(ania::token_window<>& w, const std::vector<message>& system, const std::vector<message>& turn,
+                     std::span<const ania::tool> tools, const ania::openai::body_options& o) {
+    ania::chat_request cached{{system, w.messages(), turn}, tools, {}, 0, w.wire()};
+    REQUIRE(cached.history_wire != nullptr);
+    const ania::chat_request whole{{system, w.messages(), turn}, tools};
+    const ania::wire_body body = ania::openai::request_wire(cached, o);
+    const std::string expected = ania::openai::request_body(whole, o);
+    REQUIRE(body.flatten() == expected);
+    CHECK(body.size() == expected.size());
+    CHECK(w.wire_bytes().first() + w.wire_bytes().size() == w.size());  // every message is cached now
+}
+
+} // namespace
+
+TEST_CASE("request_wire: the window's cached bytes make request_body's body after every change of the window") {
+    std::mt19937 rng(20261206);
+    const ania::tool tools[] = {ania::tool{"memory_save", "保存", ania::members_from(ania::parse_json(R"({"type":"object"})")), {}},
+                                ania::tool{"t\xff", "bad \xfe text", {}, {}}};
+    std::uniform_int_distribution<int> op(0, 9), small(0, 4);
+    for (const ania::openai::body_options& o : every_body_option()) {
+        ania::token_window<> w;
+        const std::vector<message> system = {message::system("你是群聊机器人")};
+        for (int step = 0; step < 60; ++step) {
+            std::vector<message> turn;
+            for (int i = small(rng); i >= 0; --i) turn.push_back(random_message(rng));
+            const std::span<const ania::tool> ts = step % 3 == 0 ? std::span<const ania::tool>() : std::span<const ania::tool>(tools);
+            check_same_body(w, step % 4 == 0 ? std::vector<message>{} : system, step % 5 == 0 ? std::vector<message>{} : turn, ts, o);
+            // What the window does between two requests: the turn committed, or one of its changes.
+            const int what = op(rng);
+            if (what <= 4) {
+                w.append(std::move(turn));
+            } else if (what == 5 && w.size() > 0) {
+                w.drop_front(static_cast<std::size_t>(small(rng)) % (w.size() + 1));
+            } else if (what == 6 && w.size() > 2) {  // a ladder's rung: a message edited in place
+                ania::compression_result r;
+                r.ok = true;
+                r.edits.push_back({w.size() / 2, std::nullopt, ania::shared_text("[cleared]")});
+                w.apply(std::move(r));
+            } else if (what == 7 && w.size() > 1) {  // a summary's compaction: a new head, part of the rest kept
+                ania::compression_result r;
+                r.ok = true;
+                r.keep_from = w.size() / 2;
+                r.prefix = {message::system("[summary] " + random_text(rng)), message::assistant(random_text(rng))};
+                w.apply(std::move(r));
+            } else if (what == 8) {
+                std::vector<message> loaded;
+                for (int i = small(rng); i >= 0; --i) loaded.push_back(random_message(rng));
+                w.assign(std::move(loaded));
+            } else {
+                w.clear();
+            }
+        }
+    }
+}
+
+TEST_CASE("request_wire: another write option on the same window starts the cache over") {
+    ania::token_window<> w;
+    message reasoned = message::assistant("answer");
+    reasoned.reasoning_content = "thought";
+    w.append(std::vector<message>{message::user("q"), reasoned});
+    const std::vector<message> turn = {message::user("next")};
+    for (const bool reasoning : {true, false, true}) {
+        ania::openai::body_options o;
+        o.model = "m";
+        o.messages.include_reasoning = reasoning;
+        check_same_body(w, {}, turn, {}, o);
+        const std::string body = ania::openai::request_wire({{{}, w.messages(), turn}, {}, {}, 0, w.wire()}, o).flatten();
+        CHECK((body.find("thought") != std::string::npos) == reasoning);
+    }
+}
+
+TEST_CASE("wire_cache: each committed message is written once over many turns; edits rewrite what they change") {
+    ania::token_window<> w;
+    std::size_t writes = 0;
+    const auto write = [&writes](std::string& out, const message& m) {
+        ++writes;
+        ania::append_json(out, m);
+    };
+    std::size_t head = 0;
+    for (int turn = 0; turn < 200; ++turn) {
+        w.append(std::vector<message>{message::user("q" + std::to_string(turn)), message::assistant("a")});
+        (void)w.wire()->sync(1, w.messages(), write, head);
+    }
+    CHECK(writes == 400);
+    CHECK(head == 0);
+    w.drop_front(150);  // a sliding window: nothing is written again
+    (void)w.wire()->sync(1, w.messages(), write, head);
+    CHECK(writes == 400);
+    ania::compression_result r;
+    r.ok = true;
+    r.edits.push_back({240, std::nullopt, ania::shared_text("[cleared]")});
+    w.apply(std::move(r));
+    const std::string_view after_edit = w.wire()->sync(1, w.messages(), write, head);
+    CHECK(writes == 400 + (250 - 240));  // the edited message and the ones after it
+    CHECK(after_edit.find("[cleared]") != std::string_view::npos);
+    ania::compression_result c;  // a compaction: the summaries are not cached, the kept messages stay cached
+    c.ok = true;
+    c.keep_from = 100;
+    c.prefix = {message::system("[summary]")};
+    w.apply(std::move(c));
+    const std::string_view kept = w.wire()->sync(1, w.messages(), write, head);
+    CHECK(writes == 410);
+    CHECK(head == 1);
+    CHECK(kept.starts_with(R"({"role":"user","content":"q125"},)"));
+    (void)w.wire()->sync(2, w.messages(), write, head);  // another format: all of it, once
+    CHECK(writes == 410 + w.size());
+    CHECK(head == 0);
+}
+
+TEST_CASE("wire_cache: what it costs beside the messages, on the data set's history") {
+    ania::token_window<> w;
+    std::vector<message> history;
+    for (const std::string& line : ania_test::load_lines("history_1k")) history.push_back(ania::parse_message(line));
+    w.append(std::move(history));
+    const std::vector<message> turn = {message::user("今天的会议几点开始？")};
+    const ania::wire_body body = ania::openai::request_wire({{{}, w.messages(), turn}, {}, {}, 0, w.wire()}, {});
+    // The cache holds the history's JSON (its text and ~30 bytes of keys per message) and one offset per
+    // message: at most 1.3x what the messages themselves hold in memory.
+    const double ratio = static_cast<double>(w.wire_bytes().memory_bytes()) / static_cast<double>(w.resident_bytes());
+    INFO("wire cache " << w.wire_bytes().memory_bytes() << " bytes for messages of " << w.resident_bytes() << " bytes");
+    CHECK(ratio <= 1.3);
+    CHECK(body.shared.size() + 2 > w.wire_bytes().memory_bytes() / 2);  // the history really is the shared piece
+    ania::window_options off;
+    off.wire_cache = false;
+    ania::token_window<> plain(off);
+    CHECK(plain.wire() == nullptr);
+    const ania::wire_body whole = ania::openai::request_wire({{{}, plain.messages(), turn}, {}, {}, 0, plain.wire()}, {});
+    CHECK(whole.shared.empty());
+    CHECK(whole.tail.empty());
+}
