@@ -48,6 +48,47 @@ TEST_CASE("ill-formed sequences are rejected", "[text][utf8]") {
         CHECK_FALSE(is_valid_utf8(bad));
 }
 
+TEST_CASE("is_valid_utf8 (32 bytes a step where the CPU has AVX2) agrees with the byte-wise check", "[text][utf8][simd]") {
+    // Every pair of bytes, and pairs followed by two more of interest, at every offset of a 32-byte block
+    // boundary, in ASCII and in CJK surroundings; then random mixes of valid and broken sequences.
+    const auto same = [](const std::string& s) {
+        const bool fast = ania::text::is_valid_utf8(s), slow = ania::text::find_invalid_utf8(s) == std::string_view::npos;
+        if (fast != slow) FAIL_CHECK("disagree on " << s.size() << " bytes at the end: " << s.substr(s.size() > 40 ? s.size() - 40 : 0));
+        return fast;
+    };
+    const std::string cjk = "中文字符串在这里重复一下中文字符串在这里重复一下";  // 72 bytes
+    const unsigned char tails[] = {0x80, 0x8F, 0x90, 0x9F, 0xA0, 0xBF, 0xC0, 0x41, 0xE0, 0xF0};
+    std::size_t valid = 0;
+    for (int b0 = 0x80; b0 < 0x100; ++b0)
+        for (int b1 = 0; b1 < 0x100; ++b1)
+            for (const std::size_t at : {0u, 20u, 28u, 29u, 30u, 31u, 32u, 60u, 61u, 63u})
+                for (const unsigned char t : {static_cast<unsigned char>(0x41), tails[(b0 + b1) % 10]}) {
+                    std::string s = (b1 & 1) ? std::string(at, 'a') : cjk.substr(0, at / 3 * 3) + std::string(at % 3, 'a');
+                    s += static_cast<char>(b0);
+                    s += static_cast<char>(b1);
+                    s += static_cast<char>(t);
+                    s += static_cast<char>(tails[b1 % 10]);
+                    const std::string pad = (b0 & 1) ? std::string(40, 'z') : cjk;
+                    valid += same(s + pad);
+                    (void)same(s);  // the sequence at the very end
+                }
+    CHECK(valid > 1000);  // the pairs that are valid sequences were seen as such
+    // A sequence cut short by the end of the text, at every length around the block size.
+    for (std::size_t n = 0; n < 100; ++n)
+        for (const std::string end : {"\xf0\x9f\x98", "\xe4\xb8", "\xc3", "\xf0\x9f", "\xf0"}) {
+            CHECK_FALSE(same(std::string(n, 'a') + end));
+            CHECK(same(std::string(n, 'a') + "😀中é"));
+        }
+    std::mt19937 rng(42);
+    const std::vector<std::string> pieces = {"a", "中", "😀", "é", "\x80", "\xe4\xb8", "\xf0\x9f\x98", "\xed\xa0\x80", "\xc0\xaf",
+                                             "\xf4\x90\x80\x80", "\xff", std::string(33, 'x')};
+    for (int k = 0; k < 20000; ++k) {
+        std::string s;
+        for (int j = static_cast<int>(rng() % 40); j > 0; --j) s += pieces[rng() % pieces.size()];
+        (void)same(s);
+    }
+}
+
 TEST_CASE("repair replaces maximal subparts (Unicode Table 3-8)", "[text][utf8]") {
     CHECK(repair_utf8("\x61\xF1\x80\x80\xE1\x80\xC2\x62\x80\x63\x80\xBF\x64") ==
           "a" + fffd + fffd + fffd + "b" + fffd + "c" + fffd + fffd + "d");
