@@ -27,7 +27,7 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent
 ANIA = {
     "bench_message": "^(request_body|request_to_json)/(1k|10k)$",
     "bench_compressor": "^(budget_trim_cold/half/100k|truncate_oldest_half/10k)$",
-    "bench_session": "^(janitor_tick/10k/(none|lru128)|session_touch/contended.*)$",
+    "bench_session": "^(janitor_tick/10k/(none_scan|lru128)|session_touch/contended.*)$",
 }
 # (ania name, anchor name, what is compared, target ratio anchor/ania or None)
 PAIRS = [
@@ -39,7 +39,7 @@ PAIRS = [
     ("request_to_json/10k", "js:json_stringify_request_body/10k", "whole body (cold window), 10k", None),
     ("budget_trim_cold/half/100k", "go:TrimBudget/onthefly/half/100k", "budget trim, cold, 100k", None),
     ("truncate_oldest_half/10k", "go:TruncHalf/reslice/10k", "truncate oldest half, 10k", None),
-    ("janitor_tick/10k/none", "go:JanitorTick/10k/none", "janitor tick, nothing to evict", None),
+    ("janitor_tick/10k/none_scan", "go:JanitorTick/10k/none", "janitor tick, full scan, nothing to evict", None),
     ("janitor_tick/10k/lru128", "go:JanitorTick/10k/lru128", "janitor tick, 10k -> 128", None),
     ("session_touch/contended", "go:SessionTouch/contended", "session touch, 2 threads", None),
 ]
@@ -59,8 +59,7 @@ def ania_round(build, data):
                            env={**os.environ, "ANIA_BENCH_DATA": str(data)}))
         scale = {"ns": 1e-6, "us": 1e-3, "ms": 1.0, "s": 1e3}
         for b in j["benchmarks"]:
-            name = re.sub(r"/real_time$", "", b["name"])
-            name = re.sub(r"/threads:\d+$", "", name)
+            name = re.sub(r"/(real_time|threads:\d+)", "", b["name"])
             out[name] = b["real_time"] * scale[b["time_unit"]]  # ms
     return out
 

@@ -5,6 +5,9 @@
 #                            tests under TSan, the consumer projects, the fuzzers; ends with "N passed, N failed"
 #   scripts/dev.sh quick     the test suite once, with g++ only (for the edit-compile loop)
 #   scripts/dev.sh bench     release build, then every benchmark on the vendored data set ($ANIA_BENCH_DATA)
+#   scripts/dev.sh bench-compare ANCHORS [rounds]  the benchmarks that have an anchor next to the Go and JS
+#                            anchors in ANCHORS (go/, js/), alternating, medians of rounds (3), ratios; chart in
+#                            docs/bench-compare.svg (scripts/bench_compare.py; installs golang-go and npm)
 #   scripts/dev.sh fuzz [s]  libFuzzer (clang, ASan+UBSan): each target for s seconds (default 30) from its corpus
 #   scripts/dev.sh coverage  g++ --coverage build, the unit tests, then line and branch coverage of include/ania
 set -euo pipefail
@@ -190,6 +193,20 @@ case "$cmd" in
     ninja -C "$out/release" >/dev/null
     for b in "$out"/release/bench/bench_*; do [ -x "$b" ] && [ -f "$b" ] && "$b" "${@:2}"; done
     ;;
+  bench-compare)
+    [ -n "${2:-}" ] || { echo "usage: scripts/dev.sh bench-compare ANCHORS_DIR [rounds]" >&2; exit 2; }
+    need=()
+    command -v go >/dev/null || need+=(golang-go)
+    command -v npm >/dev/null || need+=(nodejs npm)
+    if [ ${#need[@]} -gt 0 ]; then
+      as_root=(); [ "$(id -u)" -ne 0 ] && as_root=(sudo)
+      DEBIAN_FRONTEND=noninteractive "${as_root[@]}" apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
+    fi
+    configure "$out/release" g++ -Dbuildtype=release -Db_ndebug=true -Dtests=disabled -Dbench=enabled
+    ninja -C "$out/release" >/dev/null
+    python3 "$root/scripts/bench_compare.py" --anchors "$2" --build "$out/release" --rounds "${3:-3}" \
+      --svg "$root/docs/bench-compare.svg"
+    ;;
   *)
-    echo "usage: scripts/dev.sh example|test|quick|bench|fuzz [seconds]|coverage" >&2; exit 2 ;;
+    echo "usage: scripts/dev.sh example|test|quick|bench|bench-compare ANCHORS|fuzz [seconds]|coverage" >&2; exit 2 ;;
 esac

@@ -10,6 +10,7 @@
 #include <ania/json_writer.hpp>
 
 #include "bench_data.hpp"
+#include "random_messages.hpp"
 
 using ania::json;
 using ania::message;
@@ -17,38 +18,7 @@ using namespace std::string_literals;
 
 namespace {
 
-std::string random_text(std::mt19937& rng) {
-    static const std::vector<std::string> pieces = {"hello", " ", "中文", "😀", "\n", "\"quoted\"", "\\", "\t",
-                                                    "ü", "\0"s, "{\"json\":1}", "[图片 1a2b3c4d]", "\x7f", "/"};
-    std::uniform_int_distribution<std::size_t> n(0, 6), pick(0, pieces.size() - 1);
-    std::string s;
-    for (std::size_t i = n(rng); i > 0; --i) s += pieces[pick(rng)];
-    return s;
-}
-
-message random_message(std::mt19937& rng) {
-    std::uniform_int_distribution<int> kind(0, 5), coin(0, 1), calls(1, 3);
-    message m;
-    switch (kind(rng)) {
-    case 0: m = message::system(random_text(rng)); break;
-    case 1: m = message::user(random_text(rng)); break;
-    case 2: m = message::user({ania::content_part::make_text(random_text(rng)),
-                               ania::content_part::make_image("data:image/png;base64,iVBORw0KGgo=", "low")});
-        break;
-    case 3: {
-        std::vector<ania::tool_call> cs;
-        for (int i = calls(rng); i > 0; --i)
-            cs.push_back({"call_" + std::to_string(i), "function", "fn" + std::to_string(i), "{\"q\":\"" + random_text(rng) + "\"}", {}, {}});
-        m = message::assistant_calls(std::move(cs));
-        if (coin(rng)) m.reasoning_content = random_text(rng);
-        break;
-    }
-    case 4: m = message::tool_result("call_1", random_text(rng)); break;
-    default: m = message::assistant(random_text(rng)); if (coin(rng)) m.name = "ania"; break;
-    }
-    if (coin(rng)) m.extra = ania::members_from(json{{"x_provider", random_text(rng)}});
-    return m;
-}
+using ania_test::random_message;
 
 void check_byte_identical(const std::string& wire) {
     INFO(wire);

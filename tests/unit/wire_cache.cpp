@@ -15,50 +15,16 @@
 #include <ania/wire_cache.hpp>
 
 #include "bench_data.hpp"
+#include "random_messages.hpp"
 
 using ania::message;
 using namespace std::string_literals;
 
 namespace {
 
-std::string random_text(std::mt19937& rng) {
-    static const std::vector<std::string> pieces = {"hello", " ", "中文", "😀", "\n", "\"quoted\"", "\\", "\t", "ü", "\0"s,
-                                                    "{\"json\":1}", "[图片 1a2b3c4d]", "\x7f", "/", "\xff\xfe", "\xe4\xb8"};
-    std::uniform_int_distribution<std::size_t> n(0, 6), pick(0, pieces.size() - 1);
-    std::string s;
-    for (std::size_t i = n(rng); i > 0; --i) s += pieces[pick(rng)];
-    return s;
-}
-
 /// Every shape a history holds, invalid UTF-8 and provider members included (those take dump's path).
-message random_message(std::mt19937& rng) {
-    std::uniform_int_distribution<int> kind(0, 6), coin(0, 3), calls(1, 3);
-    message m;
-    switch (kind(rng)) {
-    case 0: m = message::system(random_text(rng)); break;
-    case 1: m = message::user(random_text(rng)); break;
-    case 2:
-        m = message::user({ania::content_part::make_text(random_text(rng)),
-                           ania::content_part::make_image("data:image/png;base64,iVBORw0KGgo=", "low")});
-        break;
-    case 3: {
-        std::vector<ania::tool_call> cs;
-        for (int i = calls(rng); i > 0; --i)
-            cs.push_back({"call_" + std::to_string(i), "function", "fn" + std::to_string(i), "{\"q\":\"" + random_text(rng) + "\"}", {}, {}});
-        m = message::assistant_calls(std::move(cs));
-        if (coin(rng) == 0) m.reasoning_content = random_text(rng);
-        break;
-    }
-    case 4: m = message::tool_result("call_1", random_text(rng)); break;
-    case 5: m = message::assistant(""); m.reasoning_content = random_text(rng); break;
-    default:
-        m = message::assistant(random_text(rng));
-        if (coin(rng) == 0) m.name = "ania";
-        break;
-    }
-    if (coin(rng) == 0) m.extra = ania::members_from(ania::json{{"x_provider", random_text(rng)}});
-    return m;
-}
+message random_message(std::mt19937& rng) { return ania_test::random_message(rng, true); }
+std::string random_text(std::mt19937& rng) { return ania_test::random_text(rng, true); }
 
 /// Every write option and body switch the OpenAI protocol has.
 std::vector<ania::openai::body_options> every_body_option() {
