@@ -1,6 +1,7 @@
 // bench/store.cpp -- the SQLite history store on the shared data set. Fixed names:
 //   sqlite_append_turn/normal, sqlite_append_turn/full   one turn of 4 messages, JSON serialisation included
 //   sqlite_load/1000                                     a 1000-message session, JSON parsing included
+//   sqlite_load/10k, sqlite_load_window/10k              history_10k loaded; and counted into a window (#30)
 //   sqlite_persist_after_truncate/1000                   1000 -> 500 after truncate_oldest_half (drop_front);
 //   sqlite_drop_front/1000                               the same path under #30's name
 // and, for comparison on the same file system, raw_sqlite_append_turn/normal|full: the same schema and
@@ -22,6 +23,7 @@
 #include <sqlite3.h>
 
 #include <ania/compressor/truncate_oldest_half.hpp>
+#include <ania/context/token_window.hpp>
 #include <ania/history/archive_search.hpp>
 #include <ania/json.hpp>
 #include <ania/store/ram_store.hpp>
@@ -129,6 +131,24 @@ void load_1000(benchmark::State& state) {
     for (auto _ : state) benchmark::DoNotOptimize(store.load("g:100001"));
 }
 
+// #30: the cold path of a session (a restart, an eviction): the rows of history_10k read and parsed
+// (sqlite_load/10k), then also counted into a token window as the agent does at its first turn
+// (sqlite_load_window/10k: target within 1.5x of the load alone).
+void load_10k(benchmark::State& state, bool window) {
+    ania::sqlite_store store(db_path("load10k.db"), options(ania::sqlite_sync::normal));
+    store.replace("g:100002", history("history_10k"));
+    for (auto _ : state) {
+        std::vector<ania::message> h = store.load("g:100002");
+        if (window) {
+            ania::token_window<> w;
+            w.assign(std::move(h));
+            benchmark::DoNotOptimize(w.context_tokens());
+        } else {
+            benchmark::DoNotOptimize(h);
+        }
+    }
+}
+
 void persist_after_truncate(benchmark::State& state) {
     ania::sqlite_store store(db_path("truncate.db"), options(ania::sqlite_sync::normal));
     const auto& h = history_1k();
@@ -213,6 +233,8 @@ BENCHMARK_CAPTURE(append_turn, full, ania::sqlite_sync::full)->Name("sqlite_appe
 BENCHMARK_CAPTURE(raw_append_turn, normal, ania::sqlite_sync::normal)->Name("raw_sqlite_append_turn/normal")->Unit(benchmark::kMicrosecond);
 BENCHMARK_CAPTURE(raw_append_turn, full, ania::sqlite_sync::full)->Name("raw_sqlite_append_turn/full")->Unit(benchmark::kMicrosecond);
 BENCHMARK(load_1000)->Name("sqlite_load/1000")->Unit(benchmark::kMicrosecond);
+BENCHMARK_CAPTURE(load_10k, plain, false)->Name("sqlite_load/10k")->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(load_10k, window, true)->Name("sqlite_load_window/10k")->Unit(benchmark::kMillisecond);
 BENCHMARK(persist_after_truncate)->Name("sqlite_persist_after_truncate/1000")->Unit(benchmark::kMicrosecond);
 BENCHMARK(persist_after_truncate)->Name("sqlite_drop_front/1000")->Unit(benchmark::kMicrosecond);  // #30's name, same path
 BENCHMARK(replace_after_truncate)->Name("sqlite_replace_after_truncate/1000")->Unit(benchmark::kMicrosecond);

@@ -34,6 +34,7 @@
 #include <ania/error.hpp>
 #include <ania/history/archive.hpp>
 #include <ania/json.hpp>
+#include <ania/json_writer.hpp>
 #include <ania/log.hpp>
 #include <ania/message.hpp>
 
@@ -441,7 +442,9 @@ private:
         c.reserve(msgs.size());
         for (const message& m : msgs) {
             r.emplace_back(to_string(m.role));
-            c.push_back(dump(m, opt_.write));
+            std::string& row = c.emplace_back();  // dump's bytes by the direct writer (json_writer.hpp)
+            row.reserve(m.content.size() + 48);
+            append_json(row, m, opt_.write);
         }
         detail::append_pg_text_array(roles, r);
         detail::append_pg_text_array(contents, c);

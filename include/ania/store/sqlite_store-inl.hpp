@@ -10,6 +10,7 @@ static_assert(false, "compiled mode: the library defines what <ania/store/sqlite
 #endif
 
 #include <ania/json.hpp>
+#include <ania/json_writer.hpp>
 #include <ania/store/sqlite_store.hpp>
 
 namespace ania {
@@ -303,7 +304,12 @@ ANIA_INLINE auto sqlite_store::read_archive(std::string_view session, std::int64
 ANIA_INLINE auto sqlite_store::serialise(std::span<const message> msgs) const -> std::vector<std::string> {
     std::vector<std::string> rows;
     rows.reserve(msgs.size());
-    for (const message& m : msgs) rows.push_back(dump(m, opt_.write));  // outside the lock and the transaction
+    for (const message& m : msgs) {  // outside the lock and the transaction
+        // dump's bytes by the direct writer (json_writer.hpp): several times faster than through a DOM.
+        std::string& row = rows.emplace_back();
+        row.reserve(m.content.size() + 48);
+        append_json(row, m, opt_.write);
+    }
     return rows;
 }
 
