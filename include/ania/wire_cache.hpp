@@ -105,6 +105,13 @@ public:
 
     // ---- observers -------------------------------------------------------------------------------------
 
+    /// The fragment of window message `i` (first() <= i < first() + size()), without its comma: for a
+    /// writer that assembles the body message by message instead of sending the cache as one view.
+    [[nodiscard]] std::string_view fragment(std::size_t i) const noexcept {
+        const std::size_t k = head_ + (i - lo_);
+        const std::size_t b = k == 0 ? 0 : ends_[k - 1];
+        return std::string_view(bytes_).substr(b, ends_[k] - b - 1);
+    }
     /// The window index of the first cached fragment.
     [[nodiscard]] std::size_t first() const noexcept { return lo_; }
     /// Fragments held.

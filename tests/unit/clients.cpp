@@ -927,6 +927,58 @@ TEST_CASE("anthropic: the recorded event stream at every split, and the plain an
     CHECK(json::parse(reqs[0].body)["stream"] == true);
 }
 
+TEST_CASE("anthropic: the window's cached blocks send the bytes a whole body would, over loopback", "[anthropic][agent][wire]") {
+    // As the OpenAI case: two agents, cache on and off, one script (a tool round, a compaction with a summary
+    // head kept as the stable prefix, prompt caching on): every request byte for byte the same.
+    struct claude_traits : http_traits {
+        using client = ania::anthropic::client;
+        using compressor = ania::truncate_oldest_half;
+    };
+    const auto text = [](std::string t) {
+        return R"({"id":"m","type":"message","role":"assistant","content":[{"type":"text","text":")" + t +
+               R"("}],"stop_reason":"end_turn","usage":{"input_tokens":7,"output_tokens":3}})";
+    };
+    const std::string call = R"({"id":"m","type":"message","role":"assistant","content":[{"type":"tool_use","id":"tu_1","name":"echo",)"
+                             R"("input":{"x":1}}],"stop_reason":"tool_use","usage":{"input_tokens":7,"output_tokens":3}})";
+    std::vector<std::string> bodies[2];
+    for (const bool cached : {true, false}) {
+        scripted_server s;
+        ania::ram_store store;
+        {
+            std::vector<message> h;
+            for (int i = 0; i < 100; ++i) {
+                h.push_back(message::user("问题 " + std::to_string(i) + std::string(1000, 'q')));
+                h.push_back(message::assistant("回答 " + std::to_string(i) + std::string(1000, 'a')));
+            }
+            store.append("g:1", h);
+        }
+        ania::background_writer<ania::ram_store> writer(store);
+        std::vector<ania::tool> tools{{"echo", "echoes", json{{"type", "object"}}, [](std::string_view a) { return "echo:" + std::string(a); }}};
+        ania::agent_options opt{.system_prompt = "你是 Ania。"};
+        opt.window.max_context_tokens = 0;
+        opt.window.wire_cache = cached;
+        ania::anthropic::client_options o = claude(s);
+        o.cache_prompt = true;
+        ania::basic_agent<claude_traits> a(writer, {.client = ania::anthropic::client(o), .tools = ania::tool_registry(tools)}, "g:1", opt);
+        s.then_json(200, text("一"));
+        s.then_json(200, call);
+        s.then_json(200, text("二"));
+        s.then_json(400, R"({"type":"error","error":{"type":"invalid_request_error","message":"prompt is too long: 250000 tokens > 200000 maximum"}})");
+        s.then_json(200, text("三"));
+        s.then_json(200, text("四"));
+        for (const char* q : {"一", "二", "三", "四"}) REQUIRE(a.chat(q).ok());
+        for (const auto& r : s.requests()) bodies[cached ? 0 : 1].push_back(r.body);
+    }
+    REQUIRE(bodies[0].size() == 6);
+    REQUIRE(bodies[1].size() == 6);
+    for (std::size_t i = 0; i < 6; ++i) {
+        INFO("request " << i);
+        CHECK(bodies[0][i].size() > 100'000);
+        CHECK(bodies[0][i].find("cache_control") != std::string::npos);
+        CHECK(bodies[0][i] == bodies[1][i]);
+    }
+}
+
 TEST_CASE("anthropic: errors are typed like OpenAI's: too long, bad key (redacted), an error event mid-stream", "[anthropic][errors]") {
     scripted_server s;
     s.then_json(400, R"({"type":"error","error":{"type":"invalid_request_error","message":"prompt is too long: 210000 tokens > 200000 maximum"}})");

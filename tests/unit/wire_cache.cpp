@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include <ania/anthropic/wire.hpp>
 #include <ania/context/token_window.hpp>
 #include <ania/json.hpp>
 #include <ania/openai/wire.hpp>
@@ -174,4 +175,63 @@ TEST_CASE("wire_cache: what it costs beside the messages, on the data set's hist
     const ania::wire_body whole = ania::openai::request_wire({{{}, plain.messages(), turn}, {}, {}, 0, plain.wire()}, {});
     CHECK(whole.shared.empty());
     CHECK(whole.tail.empty());
+}
+
+TEST_CASE("anthropic::request_wire: request_body's bytes from the cached blocks, groups and breakpoints included") {
+    std::mt19937 rng(4242);
+    const ania::tool tools[] = {ania::tool{"memory_save", "保存", ania::members_from(ania::parse_json(R"({"type":"object"})")), {}}};
+    std::uniform_int_distribution<int> op(0, 9), small(0, 4);
+    std::size_t marked = 0, grouped = 0;
+    for (const bool cache_prompt : {true, false})
+        for (const bool stream : {false, true}) {
+            ania::anthropic::body_options o;
+            o.model = stream ? "claude" : "c\xff";
+            o.stream = stream;
+            o.cache_prompt = cache_prompt;
+            if (!stream) o.extra = ania::json{{"temperature", 0.2}, {"max_tokens", 99}, {"messages", 1}};
+            ania::token_window<> w;
+            for (int step = 0; step < 120; ++step) {
+                std::vector<message> turn;
+                for (int i = small(rng); i > 0; --i) turn.push_back(random_message(rng));
+                const std::vector<message> system = step % 3 ? std::vector<message>{message::system("你是 Ania")} : std::vector<message>{};
+                const std::size_t stable = step % 4 == 0 ? w.stable_prefix() : static_cast<std::size_t>(small(rng));
+                const std::span<const ania::tool> ts = step % 2 ? std::span<const ania::tool>(tools) : std::span<const ania::tool>();
+                const ania::chat_request whole{{system, w.messages(), turn}, ts, {}, stable};
+                const ania::chat_request cached{{system, w.messages(), turn}, ts, {}, stable, w.wire()};
+                const std::string expected = ania::anthropic::request_body(whole, o);
+                const ania::wire_body first = ania::anthropic::request_wire(cached, o);
+                REQUIRE(first.flatten() == expected);
+                REQUIRE_FALSE(first.tail.empty());  // assembled (a body written whole is all head)
+                REQUIRE(w.wire_bytes().first() + w.wire_bytes().size() == w.size());
+                REQUIRE(ania::anthropic::request_wire(cached, o).flatten() == expected);  // from the cache only
+                std::size_t at = 0;
+                while ((at = expected.find("cache_control", at + 1)) != std::string::npos) ++marked;
+                grouped += expected.find(R"(}]},{"role":"user")") != std::string::npos;
+                const int what = op(rng);
+                if (what <= 4) {
+                    w.append(std::move(turn));
+                } else if (what == 5 && w.size() > 0) {
+                    w.drop_front(static_cast<std::size_t>(small(rng)) % (w.size() + 1));
+                } else if (what == 6 && w.size() > 2) {
+                    ania::compression_result r;
+                    r.ok = true;
+                    r.edits.push_back({w.size() / 2, std::nullopt, ania::shared_text("")});  // an emptied message
+                    w.apply(std::move(r));
+                } else if (what == 7 && w.size() > 1) {
+                    ania::compression_result r;
+                    r.ok = true;
+                    r.keep_from = w.size() / 2;
+                    r.prefix = {message::system("[summary] " + random_text(rng)), message::user(random_text(rng)), message::assistant("ok")};
+                    w.apply(std::move(r));
+                } else if (what == 8) {
+                    std::vector<message> loaded;
+                    for (int i = small(rng); i >= 0; --i) loaded.push_back(random_message(rng));
+                    w.assign(std::move(loaded));
+                } else {
+                    w.clear();
+                }
+            }
+        }
+    CHECK(marked > 100);  // the breakpoints were exercised
+    CHECK(grouped > 10);
 }

@@ -65,6 +65,7 @@ struct protocol {
         return b;
     }
     [[nodiscard]] static std::string request_body(const chat_request& r, const body_options& b) { return anthropic::request_body(r, b); }
+    [[nodiscard]] static wire_body request_wire(const chat_request& r, const body_options& b) { return anthropic::request_wire(r, b); }
     [[nodiscard]] static completion parse_answer(std::string_view body, const parse_limits& lim) { return anthropic::parse_answer(body, lim); }
     [[nodiscard]] static std::optional<completion> plain_in_stream(std::string_view, const parse_limits&) { return std::nullopt; }
 };

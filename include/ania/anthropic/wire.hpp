@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <functional>
+#include <span>
 #include <string>
 #include <unordered_map>
 #include <string_view>
@@ -27,6 +28,7 @@
 #include <ania/http/answer.hpp>
 #include <ania/text/utf8.hpp>
 #include <ania/tool.hpp>
+#include <ania/wire_cache.hpp>
 
 namespace ania::anthropic {
 
@@ -120,6 +122,19 @@ struct usage_sum {
     }
 };
 
+/// The tools as the Messages API declares them.
+[[nodiscard]] inline json tools_json(std::span<const tool> ts) {
+    json tools = json::array();
+    for (const tool& t : ts) {
+        const json d = t.definition();
+        const json& f = d.contains("function") ? d["function"] : d;
+        tools.push_back({{"name", f.value("name", t.name)},
+                         {"description", f.value("description", std::string())},
+                         {"input_schema", f.contains("parameters") ? f["parameters"] : json{{"type", "object"}}}});
+    }
+    return tools;
+}
+
 } // namespace detail
 
 /// The Messages request body.
@@ -143,7 +158,7 @@ struct usage_sum {
             detail::blocks_of(m, messages.back()["content"]);
             // The end of the history's stable head (its summaries): a breakpoint that still hits after the
             // tail changed (a compaction that kept the head). The history's last block gets one below.
-            if (s == 1 && opt.cache_prompt && i + 1 == request.stable_prefix && i + 1 < segs[s].size() &&
+            if (s == 1 && opt.cache_prompt && i + 1 == request.stable_prefix && i + 1 < segs[s].size() && !messages.empty() &&
                 !messages.back()["content"].empty())
                 messages.back()["content"].back()["cache_control"] = {{"type", "ephemeral"}};
         }
@@ -158,23 +173,144 @@ struct usage_sum {
         else body["system"] = system;
     }
     body["messages"] = std::move(messages);
-    if (!request.tools.empty()) {
-        json tools = json::array();
-        for (const tool& t : request.tools) {
-            const json d = t.definition();
-            const json& f = d.contains("function") ? d["function"] : d;
-            tools.push_back({{"name", f.value("name", t.name)},
-                             {"description", f.value("description", std::string())},
-                             {"input_schema", f.contains("parameters") ? f["parameters"] : json{{"type", "object"}}}});
-        }
-        body["tools"] = std::move(tools);
-    }
+    if (!request.tools.empty()) body["tools"] = detail::tools_json(request.tools);
     if (opt.stream) body["stream"] = true;
     if (opt.extra.is_object())
         for (auto it = opt.extra.begin(); it != opt.extra.end(); ++it)
             if (it.key() != "model" && it.key() != "messages" && it.key() != "system" && it.key() != "stream" && it.key() != "tools")
                 body[it.key()] = it.value();
     return body.dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
+namespace detail {
+
+/// The wire_cache fragment of one message: its content blocks as JSON text, comma-separated (what dump writes
+/// for each of them); nothing for a system or developer message (its text goes to `system`).
+inline void append_blocks(std::string& out, const message& m) {
+    if (m.role == role::system || m.role == role::developer) return;
+    json blocks = json::array();
+    blocks_of(m, blocks);
+    bool first = true;
+    for (const json& b : blocks) {
+        if (!first) out.push_back(',');
+        first = false;
+        out += b.dump(-1, ' ', false, json::error_handler_t::replace);
+    }
+}
+
+inline constexpr std::uint64_t wire_key = 0x616e746872000001ULL;  // "anthr", version 1 of append_blocks
+inline constexpr std::string_view messages_placeholder = "\x01" "ania-messages" "\x01";  // (\x01a would be one hex escape)
+inline constexpr std::string_view messages_placeholder_dumped = R"(,"messages":"\u0001ania-messages\u0001")";
+
+/// The `messages` array as request_body's DOM would dump it, from each message's blocks (`blocks(s, i)`):
+/// consecutive messages of one wire role grouped, a group without a block given a " " text block, and the
+/// cache_control breakpoints (the stable head's end, the history's last block).
+template <class Blocks>
+void append_messages(std::string& out, std::string& system, const chat_request& request, const body_options& opt, Blocks&& blocks) {
+    const auto segs = request.messages.segments();
+    const char* group = nullptr;  // the open group's role
+    bool has_block = false;       // the open group has a block
+    bool marked = false;          // the last block written carries cache_control
+    const auto mark = [&] {
+        if (!has_block || marked) return;
+        out.pop_back();  // the last block's closing brace
+        out += R"(,"cache_control":{"type":"ephemeral"}})";
+        marked = true;
+    };
+    const auto close = [&] {
+        if (!group) return;
+        if (!has_block) out += R"({"type":"text","text":" "})";
+        out += "]}";
+    };
+    out.push_back('[');
+    for (std::size_t s = 0; s < segs.size(); ++s) {
+        for (std::size_t i = 0; i < segs[s].size(); ++i) {
+            const message& m = segs[s][i];
+            if (m.role == role::system || m.role == role::developer) {
+                if (!system.empty()) system += "\n\n";
+                system += m.text();
+                continue;
+            }
+            const char* r = wire_role(m.role);
+            if (!group || std::string_view(group) != r) {
+                close();
+                if (group) out.push_back(',');
+                out += R"({"role":")";
+                out += r;
+                out += R"(","content":[)";
+                group = r;
+                has_block = false;
+            }
+            if (const std::string_view b = blocks(s, i, m); !b.empty()) {
+                if (has_block) out.push_back(',');
+                out += b;
+                has_block = true;
+                marked = false;
+            }
+            if (s == 1 && opt.cache_prompt && i + 1 == request.stable_prefix && i + 1 < segs[s].size()) mark();
+        }
+        if (s == 1 && opt.cache_prompt) mark();
+    }
+    close();
+    out.push_back(']');
+}
+
+} // namespace detail
+
+/// request_body's bytes, the history's messages written from request.history_wire: each message's blocks
+/// are written once (when first sent) and then copied, so a request costs a copy of the history's bytes and
+/// no JSON work (the DOM request_body builds is ~100x that). Not one shared view as for OpenAI: the grouping
+/// of consecutive roles, the system messages lifted into `system` and the breakpoint on the history's last
+/// block depend on a message's neighbours. Without a cache, request_body.
+[[nodiscard]] inline wire_body request_wire(const chat_request& request, const body_options& opt) {
+    wire_body b;
+    if (request.history_wire == nullptr) {
+        b.head = request_body(request, opt);
+        return b;
+    }
+    const auto segs = request.messages.segments();
+    std::size_t uncached = 0;
+    (void)request.history_wire->sync(detail::wire_key, segs[1], &detail::append_blocks, uncached);
+    std::string scratch, system, messages;
+    std::size_t bytes = 0;
+    for (const auto& seg : segs)
+        for (const message& m : seg) bytes += m.content.size() + 40;
+    messages.reserve(bytes);
+    detail::append_messages(messages, system, request, opt, [&](std::size_t s, std::size_t i, const message& m) -> std::string_view {
+        if (s == 1 && i >= uncached) return request.history_wire->fragment(i);
+        scratch.clear();
+        detail::append_blocks(scratch, m);
+        return scratch;
+    });
+    // Everything but the messages as request_body writes it (member order, extra members that replace
+    // max_tokens in place), the messages spliced in where a placeholder stood: the first occurrence of its
+    // member, as nothing before `messages` can hold it unescaped (model, max_tokens, system are strings
+    // whose quotes dump escapes).
+    json body = json::object();
+    body["model"] = opt.model;
+    body["max_tokens"] = opt.max_tokens;
+    if (!system.empty()) {
+        if (opt.cache_prompt) body["system"] = json::array({{{"type", "text"}, {"text", system}, {"cache_control", {{"type", "ephemeral"}}}}});
+        else body["system"] = system;
+    }
+    body["messages"] = std::string(detail::messages_placeholder);
+    if (!request.tools.empty()) body["tools"] = detail::tools_json(request.tools);
+    if (opt.stream) body["stream"] = true;
+    if (opt.extra.is_object())
+        for (auto it = opt.extra.begin(); it != opt.extra.end(); ++it)
+            if (it.key() != "model" && it.key() != "messages" && it.key() != "system" && it.key() != "stream" && it.key() != "tools")
+                body[it.key()] = it.value();
+    b.tail = body.dump(-1, ' ', false, json::error_handler_t::replace);
+    const std::size_t at = b.tail.find(detail::messages_placeholder_dumped);
+    if (at == std::string::npos) {  // cannot happen (the placeholder is ours); written whole all the same
+        b = {};
+        b.head = request_body(request, opt);
+        return b;
+    }
+    b.head.reserve(at + 12 + messages.size());
+    b.head.append(b.tail, 0, at).append(R"(,"messages":)").append(messages);
+    b.tail.erase(0, at + detail::messages_placeholder_dumped.size());
+    return b;
 }
 
 /// A non-streaming answer.
