@@ -354,6 +354,19 @@ std::string direct(const message& m, const ania::write_options& opt = {}) {
 }
 } // namespace
 
+TEST_CASE("the direct writer escapes a character at every position of every length (the 32-byte scan's edges)", "[message][writer]") {
+    for (std::size_t n = 1; n <= 100; ++n)
+        for (std::size_t at = 0; at < n; ++at)
+            for (const char c : {'"', '\\', '\n', '\x01', '\x1f'}) {
+                std::string text(n, 'x');
+                if (n > 40) text.replace(0, 6, "中文");  // multi-byte text before it
+                if (at >= 6 || n <= 40) text[at] = c;
+                std::string out;
+                ania::detail::append_json_string(out, text);
+                REQUIRE(out == json(text).dump());
+            }
+}
+
 TEST_CASE("the direct writer writes the bytes dump writes", "[message][writer]") {
     // Every message of the data set, in its own wire order.
     for (const std::string& line : ania_test::load_lines("history_10k")) {

@@ -104,15 +104,22 @@ __attribute__((target("avx2"))) inline u8x32 lookup16(u8x32 idx, u8x32 table) no
     return reinterpret_cast<const u8x32&>(r);
 }
 
-/// The first byte at or after `i` that JSON text must escape ('"', '\\', below 0x20), 32 at a time; stops
-/// at the last full block (the caller scans the rest).
+/// The bytes of the 32 at `p` that JSON text must escape ('"', '\\', below 0x20), as a bit mask.
+__attribute__((target("avx2"))) inline unsigned escape_mask(const unsigned char* p) noexcept {
+    const u8x32 v = load_u8(p);
+    const auto need = (v == '"') | (v == '\\') | (v < 0x20);
+    return static_cast<unsigned>(movemask(reinterpret_cast<const u8x32&>(need)));
+}
+
+/// The first byte at or after `i` that JSON text must escape, or n; n - i >= 32. The last block is read
+/// overlapping the one before (the bytes before `i` masked off), so no byte is left to a slower loop.
 __attribute__((target("avx2"))) inline std::size_t escape_scan_avx2(const unsigned char* p, std::size_t i, std::size_t n) noexcept {
-    for (; i + 32 <= n; i += 32) {
-        const u8x32 v = load_u8(p + i);
-        const auto need = (v == '"') | (v == '\\') | (v < 0x20);
-        if (const int m = movemask(reinterpret_cast<const u8x32&>(need))) return i + static_cast<std::size_t>(__builtin_ctz(static_cast<unsigned>(m)));
-    }
-    return i;
+    for (; i + 32 <= n; i += 32)
+        if (const unsigned m = escape_mask(p + i)) return i + static_cast<std::size_t>(__builtin_ctz(m));
+    if (i == n) return n;
+    const std::size_t last = n - 32;
+    const unsigned m = escape_mask(p + last) >> (i - last);
+    return m ? i + static_cast<std::size_t>(__builtin_ctz(m)) : n;
 }
 
 struct lane_table {
@@ -208,8 +215,8 @@ __attribute__((target("avx2"))) inline bool utf8_valid_avx2(const unsigned char*
     return -1;
 }
 
-/// The first byte at or after `i` that a JSON string must escape, or an index from which the caller scans on
-/// (the last < 32 bytes, or everything without AVX2).
+/// The first byte at or after `i` that a JSON string must escape (or n), or, for fewer than 32 bytes left or
+/// without AVX2, `i`: the caller scans on.
 [[nodiscard]] inline std::size_t escape_scan(const unsigned char* p, std::size_t i, std::size_t n) noexcept {
 #ifdef ANIA_DETAIL_X86_DISPATCH
     if (n - i >= 32 && simd::has_avx2()) return simd::escape_scan_avx2(p, i, n);
