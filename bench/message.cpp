@@ -89,13 +89,23 @@ BENCHMARK_CAPTURE(request_to_json, 10k, "history_10k")->Name("request_to_json/10
 // cached (written at the first request, before the loop), one new user message. request_body/* builds the
 // pieces openai::client hands to curl (no copy of the history); request_body/*/flat also copies them into
 // one buffer (what a transport that wants contiguous bytes would pay). Target: /10k <= 0.15 ms, within 1.5x of /1k.
-void request_body(benchmark::State& state, const char* data, bool flat) {
-    auto ms = parsed(ania_test::load_lines(data));
-    const std::vector<ania::message> system(ms.begin(), ms.begin() + 1);
-    ms.erase(ms.begin());
+/// A resident session of the data set: line 0 (the system prompt) apart, the rest in a token window.
+struct resident {
+    std::vector<ania::message> system;
     ania::token_window<> window;
-    window.append(std::move(ms));
-    const std::vector<ania::message> turn{ania::message::user("[nickname:小明 id:qq:1] 今天的会议几点开始？")};
+    std::vector<ania::message> turn{ania::message::user("[nickname:小明 id:qq:1] 今天的会议几点开始？")};
+
+    explicit resident(const char* data) {
+        auto ms = parsed(ania_test::load_lines(data));
+        system.assign(ms.begin(), ms.begin() + 1);
+        ms.erase(ms.begin());
+        window.append(std::move(ms));
+    }
+};
+
+void request_body(benchmark::State& state, const char* data, bool flat) {
+    resident r(data);
+    auto& [system, window, turn] = r;
     ania::openai::body_options opt;
     opt.model = "deepseek-chat";
     const ania::chat_request req{{system, window.messages(), turn}, {}, {}, 0, window.wire()};
@@ -121,14 +131,10 @@ BENCHMARK_CAPTURE(request_body, 10k_flat, "history_10k", true)->Name("request_bo
 
 // The same for the Anthropic Messages body (prompt caching on): anthropic_request_body/* assembles it from the
 // window's cached blocks (a copy of the history's bytes, no JSON work); anthropic_request_body/*/whole is the
-// DOM-built body of a cold window (anthropic::request_body).
+// body of a cold window (anthropic::request_body: each message's blocks through a document, then copied).
 void anthropic_body(benchmark::State& state, const char* data, bool cached) {
-    auto ms = parsed(ania_test::load_lines(data));
-    const std::vector<ania::message> system(ms.begin(), ms.begin() + 1);
-    ms.erase(ms.begin());
-    ania::token_window<> window;
-    window.append(std::move(ms));
-    const std::vector<ania::message> turn{ania::message::user("[nickname:小明 id:qq:1] 今天的会议几点开始？")};
+    resident r(data);
+    auto& [system, window, turn] = r;
     ania::anthropic::body_options opt;
     opt.model = "claude-sonnet";
     opt.cache_prompt = true;

@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <functional>
+#include <stdexcept>
 #include <span>
 #include <string>
 #include <unordered_map>
@@ -137,51 +138,6 @@ struct usage_sum {
 
 } // namespace detail
 
-/// The Messages request body.
-[[nodiscard]] inline std::string request_body(const chat_request& request, const body_options& opt) {
-    json body = json::object();
-    body["model"] = opt.model;
-    body["max_tokens"] = opt.max_tokens;
-    std::string system;
-    json messages = json::array();
-    const auto segs = request.messages.segments();
-    for (std::size_t s = 0; s < segs.size(); ++s) {
-        for (std::size_t i = 0; i < segs[s].size(); ++i) {
-            const message& m = segs[s][i];
-            if (m.role == role::system || m.role == role::developer) {
-                if (!system.empty()) system += "\n\n";
-                system += m.text();
-                continue;
-            }
-            const char* r = detail::wire_role(m.role);
-            if (messages.empty() || messages.back()["role"] != r) messages.push_back({{"role", r}, {"content", json::array()}});
-            detail::blocks_of(m, messages.back()["content"]);
-            // The end of the history's stable head (its summaries): a breakpoint that still hits after the
-            // tail changed (a compaction that kept the head). The history's last block gets one below.
-            if (s == 1 && opt.cache_prompt && i + 1 == request.stable_prefix && i + 1 < segs[s].size() && !messages.empty() &&
-                !messages.back()["content"].empty())
-                messages.back()["content"].back()["cache_control"] = {{"type", "ephemeral"}};
-        }
-        if (s == 1 && opt.cache_prompt && !messages.empty() && !messages.back()["content"].empty())
-            messages.back()["content"].back()["cache_control"] = {{"type", "ephemeral"}};
-    }
-    // A message left without a block (an empty text) is not accepted: give it an empty text block.
-    for (json& m : messages)
-        if (m["content"].empty()) m["content"].push_back(detail::text_block(" "));
-    if (!system.empty()) {
-        if (opt.cache_prompt) body["system"] = json::array({{{"type", "text"}, {"text", system}, {"cache_control", {{"type", "ephemeral"}}}}});
-        else body["system"] = system;
-    }
-    body["messages"] = std::move(messages);
-    if (!request.tools.empty()) body["tools"] = detail::tools_json(request.tools);
-    if (opt.stream) body["stream"] = true;
-    if (opt.extra.is_object())
-        for (auto it = opt.extra.begin(); it != opt.extra.end(); ++it)
-            if (it.key() != "model" && it.key() != "messages" && it.key() != "system" && it.key() != "stream" && it.key() != "tools")
-                body[it.key()] = it.value();
-    return body.dump(-1, ' ', false, json::error_handler_t::replace);
-}
-
 namespace detail {
 
 /// The wire_cache fragment of one message: its content blocks as JSON text, comma-separated (what dump writes
@@ -257,35 +213,14 @@ void append_messages(std::string& out, std::string& system, const chat_request& 
 
 } // namespace detail
 
-/// request_body's bytes, the history's messages written from request.history_wire: each message's blocks
-/// are written once (when first sent) and then copied, so a request costs a copy of the history's bytes and
-/// no JSON work (the DOM request_body builds is ~100x that). Not one shared view as for OpenAI: the grouping
-/// of consecutive roles, the system messages lifted into `system` and the breakpoint on the history's last
-/// block depend on a message's neighbours. Without a cache, request_body.
-[[nodiscard]] inline wire_body request_wire(const chat_request& request, const body_options& opt) {
-    wire_body b;
-    if (request.history_wire == nullptr) {
-        b.head = request_body(request, opt);
-        return b;
-    }
-    const auto segs = request.messages.segments();
-    std::size_t uncached = 0;
-    (void)request.history_wire->sync(detail::wire_key, segs[1], &detail::append_blocks, uncached);
-    std::string scratch, system, messages;
-    std::size_t bytes = 0;
-    for (const auto& seg : segs)
-        for (const message& m : seg) bytes += m.content.size() + 40;
-    messages.reserve(bytes);
-    detail::append_messages(messages, system, request, opt, [&](std::size_t s, std::size_t i, const message& m) -> std::string_view {
-        if (s == 1 && i >= uncached) return request.history_wire->fragment(i);
-        scratch.clear();
-        detail::append_blocks(scratch, m);
-        return scratch;
-    });
-    // Everything but the messages as request_body writes it (member order, extra members that replace
-    // max_tokens in place), the messages spliced in where a placeholder stood: the first occurrence of its
-    // member, as nothing before `messages` can hold it unescaped (model, max_tokens, system are strings
-    // whose quotes dump escapes).
+namespace detail {
+
+/// request_body's top level (member order, the extra members, one of which may replace max_tokens in
+/// place) around `messages` (their JSON text): dumped with a placeholder where the messages go, split at its
+/// first occurrence. Nothing before `messages` can hold it unescaped: model, max_tokens and system are
+/// strings or numbers whose quotes dump escapes.
+[[nodiscard]] inline wire_body body_around(const chat_request& request, const body_options& opt, const std::string& system,
+                                           std::string_view messages) {
     json body = json::object();
     body["model"] = opt.model;
     body["max_tokens"] = opt.max_tokens;
@@ -293,24 +228,71 @@ void append_messages(std::string& out, std::string& system, const chat_request& 
         if (opt.cache_prompt) body["system"] = json::array({{{"type", "text"}, {"text", system}, {"cache_control", {{"type", "ephemeral"}}}}});
         else body["system"] = system;
     }
-    body["messages"] = std::string(detail::messages_placeholder);
-    if (!request.tools.empty()) body["tools"] = detail::tools_json(request.tools);
+    body["messages"] = std::string(messages_placeholder);
+    if (!request.tools.empty()) body["tools"] = tools_json(request.tools);
     if (opt.stream) body["stream"] = true;
     if (opt.extra.is_object())
         for (auto it = opt.extra.begin(); it != opt.extra.end(); ++it)
             if (it.key() != "model" && it.key() != "messages" && it.key() != "system" && it.key() != "stream" && it.key() != "tools")
                 body[it.key()] = it.value();
+    wire_body b;
     b.tail = body.dump(-1, ' ', false, json::error_handler_t::replace);
-    const std::size_t at = b.tail.find(detail::messages_placeholder_dumped);
-    if (at == std::string::npos) {  // cannot happen (the placeholder is ours); written whole all the same
-        b = {};
+    const std::size_t at = b.tail.find(messages_placeholder_dumped);
+    if (at == std::string::npos) throw std::logic_error("anthropic: the messages placeholder is missing from the body");
+    b.head.reserve(at + 12 + messages.size());
+    b.head.append(b.tail, 0, at).append(R"(,"messages":)").append(messages);
+    b.tail.erase(0, at + messages_placeholder_dumped.size());
+    return b;
+}
+
+/// The body, each message's blocks from `blocks(segment, index, message)`.
+template <class Blocks>
+[[nodiscard]] wire_body assemble(const chat_request& request, const body_options& opt, Blocks&& blocks) {
+    std::string system, messages;
+    std::size_t bytes = 0;
+    for (const auto& seg : request.messages.segments())
+        for (const message& m : seg) bytes += m.content.size() + 40;
+    messages.reserve(bytes);
+    append_messages(messages, system, request, opt, blocks);
+    return body_around(request, opt, system, messages);
+}
+
+} // namespace detail
+
+/// The Messages request body: system and developer messages joined into `system`, consecutive messages of
+/// one role grouped, a group without a block given a " " text block, cache_control (with
+/// body_options::cache_prompt) on the system prompt, at the end of the history's stable head and on its
+/// last block.
+[[nodiscard]] inline std::string request_body(const chat_request& request, const body_options& opt) {
+    std::string scratch;
+    return detail::assemble(request, opt, [&](std::size_t, std::size_t, const message& m) -> std::string_view {
+               scratch.clear();
+               detail::append_blocks(scratch, m);
+               return scratch;
+           })
+        .flatten();
+}
+
+/// request_body's bytes, the history's messages from request.history_wire: each message's blocks are
+/// written once (when first sent) and then copied, so a request costs a copy of the history's bytes and no
+/// JSON work. Not one shared view as for OpenAI: the grouping of consecutive roles, the system messages lifted
+/// into `system` and the breakpoint on the history's last block depend on a message's neighbours. Without a
+/// cache, request_body.
+[[nodiscard]] inline wire_body request_wire(const chat_request& request, const body_options& opt) {
+    if (request.history_wire == nullptr) {
+        wire_body b;
         b.head = request_body(request, opt);
         return b;
     }
-    b.head.reserve(at + 12 + messages.size());
-    b.head.append(b.tail, 0, at).append(R"(,"messages":)").append(messages);
-    b.tail.erase(0, at + detail::messages_placeholder_dumped.size());
-    return b;
+    std::size_t uncached = 0;
+    (void)request.history_wire->sync(detail::wire_key, request.messages.segments()[1], &detail::append_blocks, uncached);
+    std::string scratch;
+    return detail::assemble(request, opt, [&](std::size_t s, std::size_t i, const message& m) -> std::string_view {
+        if (s == 1 && i >= uncached) return request.history_wire->fragment(i);
+        scratch.clear();
+        detail::append_blocks(scratch, m);
+        return scratch;
+    });
 }
 
 /// A non-streaming answer.
