@@ -122,7 +122,7 @@ void request_body(benchmark::State& state, const char* data, bool flat) {
     }
     state.counters["body_bytes"] = static_cast<double>(bytes);
     state.counters["cache_bytes"] = static_cast<double>(window.wire_bytes().memory_bytes());
-    state.counters["message_bytes"] = static_cast<double>(window.resident_bytes());
+    state.counters["message_bytes"] = static_cast<double>(window.message_bytes());
 }
 BENCHMARK_CAPTURE(request_body, 1k, "history_1k", false)->Name("request_body/1k")->Unit(benchmark::kMicrosecond);
 BENCHMARK_CAPTURE(request_body, 10k, "history_10k", false)->Name("request_body/10k")->Unit(benchmark::kMicrosecond);

@@ -58,6 +58,7 @@ public:
             reset();
             key_ = key;
         }
+        bytes_.resize(ends_.empty() ? 0 : ends_.back());  // what a write that threw left behind
         for (std::size_t i = lo_ + live(); i < history.size(); ++i) {
             write(bytes_, history[i]);
             bytes_.push_back(',');

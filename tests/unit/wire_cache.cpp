@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include <cstdint>
+#include <stdexcept>
 #include <random>
 #include <string>
 #include <vector>
@@ -221,9 +222,13 @@ TEST_CASE("wire_cache: what it costs beside the messages, on the data set's hist
     const ania::wire_body body = ania::openai::request_wire({{{}, w.messages(), turn}, {}, {}, 0, w.wire()}, {});
     // The cache holds the history's JSON (its text and ~30 bytes of keys per message) and one offset per
     // message: at most 1.3x what the messages themselves hold in memory.
-    const double ratio = static_cast<double>(w.wire_bytes().memory_bytes()) / static_cast<double>(w.resident_bytes());
-    INFO("wire cache " << w.wire_bytes().memory_bytes() << " bytes for messages of " << w.resident_bytes() << " bytes");
+    const double ratio = static_cast<double>(w.wire_bytes().memory_bytes()) / static_cast<double>(w.message_bytes());
+    INFO("wire cache " << w.wire_bytes().memory_bytes() << " bytes for messages of " << w.message_bytes() << " bytes");
     CHECK(ratio <= 1.3);
+    CHECK(w.resident_bytes() == w.message_bytes() + w.wire_bytes().memory_bytes());  // a session cache counts both
+    ania::token_window<> cleared = w;
+    cleared.clear();
+    CHECK(cleared.resident_bytes() == 0);
     CHECK(body.shared.size() + 2 > w.wire_bytes().memory_bytes() / 2);  // the history really is the shared piece
     ania::window_options off;
     off.wire_cache = false;
@@ -270,4 +275,20 @@ TEST_CASE("anthropic: request_body and request_wire (the cached blocks) write th
         }
     CHECK(marked > 100);  // the breakpoints were exercised
     CHECK(grouped > 10);
+}
+
+TEST_CASE("wire_cache: a write that throws leaves the cache as it was before it") {
+    ania::token_window<> w;
+    w.append(std::vector<message>{message::user("one"), message::assistant("two"), message::user("three")});
+    std::size_t head = 0;
+    int calls = 0;
+    const auto write = [&](std::string& out, const message& m) {
+        out += "partial";
+        if (++calls == 2) throw std::runtime_error("write failed");
+        ania::append_json(out, m);
+    };
+    CHECK_THROWS(w.wire()->sync(1, w.messages(), write, head));
+    CHECK(w.wire_bytes().size() == 1);  // the first message, complete
+    const std::string_view again = w.wire()->sync(1, w.messages(), [](std::string& out, const message& m) { ania::append_json(out, m); }, head);
+    CHECK(std::string(again) == "partial" + ania::dump(w[0]) + "," + ania::dump(w[1]) + "," + ania::dump(w[2]) + ",");
 }

@@ -86,7 +86,7 @@ public:
         prefix_.clear();
         start_ = 0;
         stable_ = 0;
-        wire_.reset();
+        wire_ = wire_cache{};  // its memory too: a cleared session holds nothing
         last_prompt_tokens_ = 0;
         bytes_ = 0;
         bytes_dirty_ = false;
@@ -154,9 +154,12 @@ public:
     // ---- memory -----------------------------------------------------------------------------------------
 
     /// About how many bytes the history holds in RAM: each message's text, parts, calls and ids, plus the
-    /// message objects themselves (allocator overhead not included). Kept up to date by appends; after a
-    /// compression or a load it is recounted once, on the next call (O(n), as the compression was).
-    [[nodiscard]] std::size_t resident_bytes() const noexcept {
+    /// message objects themselves (allocator overhead not included), plus the wire cache's buffers
+    /// (wire_bytes().memory_bytes()). Kept up to date by appends; after a compression or a load the messages
+    /// are recounted once, on the next call (O(n), as the compression was).
+    [[nodiscard]] std::size_t resident_bytes() const noexcept { return message_bytes() + wire_.memory_bytes(); }
+    /// resident_bytes() without the wire cache: what the messages themselves hold.
+    [[nodiscard]] std::size_t message_bytes() const noexcept {
         if (bytes_dirty_) {
             std::size_t n = 0;
             for (const message& m : messages()) n += resident_bytes_of(m);

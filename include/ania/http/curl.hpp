@@ -186,7 +186,7 @@ struct body_reader {
         while (room > 0 && r.k < 3) {
             const std::string_view p = r.piece[r.k];
             const std::size_t take = std::min(room, p.size() - r.off);
-            std::memcpy(buf + done, p.data() + r.off, take);
+            if (take > 0) std::memcpy(buf + done, p.data() + r.off, take);  // an empty piece may have no data()
             done += take;
             room -= take;
             r.off += take;
