@@ -97,7 +97,13 @@ public:
         dropped_front(keep);
         lo_ += added;
     }
-    /// Everything is forgotten (a load, a clear, the option turned off).
+    /// Everything is forgotten and the memory given back (a clear: the session holds nothing).
+    void release() noexcept {
+        std::string().swap(bytes_);  // a move-assignment from an empty string would keep the buffer
+        std::vector<std::size_t>().swap(ends_);
+        head_ = lo_ = 0;
+    }
+    /// Everything is forgotten, the buffers kept for what comes next (a load, another format).
     void reset() noexcept {
         bytes_.clear();
         ends_.clear();
@@ -119,7 +125,8 @@ public:
     [[nodiscard]] std::size_t size() const noexcept { return live(); }
     /// Heap bytes held: the buffer and the offsets, dropped bytes not yet reclaimed included.
     [[nodiscard]] std::size_t memory_bytes() const noexcept {
-        return bytes_.capacity() + ends_.capacity() * sizeof(std::size_t);
+        const std::size_t heap = bytes_.capacity() > std::string().capacity() ? bytes_.capacity() : 0;  // not the inline buffer
+        return heap + ends_.capacity() * sizeof(std::size_t);
     }
 
 private:

@@ -211,10 +211,6 @@ void append_messages(std::string& out, std::string& system, const chat_request& 
     out.push_back(']');
 }
 
-} // namespace detail
-
-namespace detail {
-
 /// request_body's top level (member order, the extra members, one of which may replace max_tokens in
 /// place) around `messages` (their JSON text): dumped with a placeholder where the messages go, split at its
 /// first occurrence. Nothing before `messages` can hold it unescaped: model, max_tokens and system are

@@ -86,7 +86,7 @@ public:
         prefix_.clear();
         start_ = 0;
         stable_ = 0;
-        wire_ = wire_cache{};  // its memory too: a cleared session holds nothing
+        wire_.release();  // its memory too: a cleared session holds nothing
         last_prompt_tokens_ = 0;
         bytes_ = 0;
         bytes_dirty_ = false;
