@@ -13,6 +13,7 @@ packages=(
   libpq-dev              # the PostgreSQL store (ania-postgres)
   postgresql-15          # tests only: the throwaway cluster the PostgreSQL tests start
   pgbouncer              # tests only: the PostgreSQL suite once more through PgBouncer in transaction mode
+  chromium chromium-driver python3-selenium   # tests only: the admin console's page in a real headless browser
 )
 
 missing=()

@@ -28,6 +28,7 @@ inline constexpr std::int64_t memory_max_user_id_runes = 128;
 inline constexpr std::int64_t memory_max_tags = 16;
 inline constexpr std::int64_t memory_max_tag_runes = 64;
 inline constexpr std::int64_t memory_max_query_runes = 2000;
+inline constexpr std::int64_t memory_versions_kept = 20;  ///< per entry: the oldest versions beyond are dropped
 
 // SPEC §5: the fallback vision model (the original's: SiliconFlow's Qwen3-VL).
 inline constexpr std::string_view ocr_base_url = "https://api.siliconflow.cn/v1";

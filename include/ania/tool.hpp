@@ -41,6 +41,18 @@ struct tool {
     [[nodiscard]] ANIA_INLINE json definition() const;
 };
 
+namespace detail {
+inline const tool_call*& current_call_slot() noexcept {
+    thread_local const tool_call* current = nullptr;
+    return current;
+}
+} // namespace detail
+
+/// The call a tool's handler is running for, on this thread (tool_registry::run sets it around the handler):
+/// its id and arguments, for a handler that records who asked (the memory tools' provenance). Null outside
+/// a handler.
+[[nodiscard]] inline const tool_call* current_tool_call() noexcept { return detail::current_call_slot(); }
+
 /// The JSON array of the tools' definitions, as compact text (what a request's `tools` adds to its size).
 [[nodiscard]] ANIA_INLINE std::string definitions_text(std::span<const tool> tools);
 

@@ -470,3 +470,113 @@ TEMPLATE_LIST_TEST_CASE("admin source: validated scopes, explicit errors", "[mem
     admin.remove("g:100", e.id);
     CHECK(admin.list("g:100").empty());
 }
+
+// ---- provenance: the versions of an entry (memory/provenance.hpp) ----------------------------------------
+
+#include <ania/agent/tool_registry.hpp>
+
+namespace ania_test {
+/// Runs memory tool `name` as the agent does (through a tool_registry, for a model's call `call_id`).
+inline std::string run_memory_tool(const ania::tool_registry& tools, std::string call_id, std::string name, std::string args) {
+    ania::tool_call call;
+    call.id = std::move(call_id);
+    call.name = std::move(name);
+    call.arguments = std::move(args);
+    return tools.run(call).text;
+}
+} // namespace ania_test
+
+TEMPLATE_LIST_TEST_CASE("provenance: save, two updates and a forget are four versions with their actor and tool call; a restore brings one back",
+                        "[memory][provenance]", memory_rule_backends) {
+    using namespace ania::memory;
+    using namespace ania_test;
+    backend_rig<TestType> r;
+    test_manager<TestType> m(r.b, quiet_options());
+    const ania::tool_registry tools(make_tools(m, g1, english_tool_replies()));
+    CHECK_THAT(run_memory_tool(tools, "call_a", "memory_save", R"({"content":"小明喜欢美式咖啡","user_id":"qq:7","tags":["饮品"]})"),
+               Catch::StartsWith("Saved memory"));
+    const std::string id = m.list(g1).at(0).id;
+    run_memory_tool(tools, "call_b", "memory_update", R"({"id":")" + id + R"(","content":"小明喜欢拿铁"})");
+    run_memory_tool(tools, "call_c", "memory_update", R"({"id":")" + id + R"(","tags":["饮品","早上"]})");
+    CHECK_THAT(run_memory_tool(tools, "call_d", "memory_forget", R"({"id":")" + id + R"("})"), Catch::StartsWith("Deleted memory"));
+    CHECK(m.list(g1).empty());
+
+    const std::vector<memory_version> h = m.history(g1, id);
+    REQUIRE(h.size() == 4);
+    const change_kind kinds[] = {change_kind::saved, change_kind::updated, change_kind::updated, change_kind::forgotten};
+    const char* calls[] = {"call_a", "call_b", "call_c", "call_d"};
+    for (std::size_t i = 0; i < 4; ++i) {
+        CHECK(h[i].seq == i + 1);
+        CHECK(h[i].kind == kinds[i]);
+        CHECK(h[i].origin.actor == "model");
+        CHECK(h[i].origin.session == "g:1");
+        CHECK(h[i].origin.tool_call_id == calls[i]);
+        CHECK(h[i].at.size() == 30);
+        CHECK(h[i].user_id == "qq:7");
+    }
+    CHECK(h[0].content == "小明喜欢美式咖啡");
+    CHECK(h[1].content == "小明喜欢拿铁");
+    CHECK(h[1].tags == std::vector<std::string>{"饮品"});
+    CHECK(h[2].tags == std::vector<std::string>{"饮品", "早上"});
+    CHECK(h[3].content == "小明喜欢拿铁");  // what was forgotten
+    CHECK(m.history(g2, id).empty());       // versions are per scope, like the entries
+
+    // The operator restores the second version: the entry is back under its id, recorded as the admin's.
+    admin_source admin(m);
+    const entry back = admin.restore("g:1", id, 2);
+    CHECK(back.id == id);
+    CHECK(back.content == "小明喜欢拿铁");
+    CHECK(back.tags == std::vector<std::string>{"饮品"});
+    CHECK(m.get(g1, id).value().content == "小明喜欢拿铁");
+    CHECK(r.b.load(g1).size() == 1);  // in the backend, not only in the index
+    const auto after = admin.history("g:1", id);
+    REQUIRE(after.size() == 5);
+    CHECK(after[4].kind == change_kind::restored);
+    CHECK(after[4].origin.actor == "admin");
+    CHECK(after[4].origin.tool_call_id.empty());
+    // Restoring over an existing entry updates it; an unknown version is not found; a bad scope never reaches it.
+    CHECK(admin.restore("g:1", id, 3).tags == std::vector<std::string>{"饮品", "早上"});
+    CHECK_THROWS_WITH(admin.restore("g:1", id, 99), Catch::Contains("version 99"));
+    CHECK_THROWS_WITH(admin.restore("g:1 OR 1=1", id, 1), Catch::Contains("invalid memory scope"));
+    CHECK(m.history(g1, id).size() == 6);
+    // A caller that says who it is keeps its name (acting_as).
+    {
+        const acting_as who({"ops-script", "", ""});
+        admin.update("g:1", id, std::string_view("小明喜欢茶"), std::nullopt, std::nullopt);
+    }
+    CHECK(m.history(g1, id).back().origin.actor == "ops-script");
+}
+
+TEMPLATE_LIST_TEST_CASE("provenance: the cap keeps the newest versions; 0 records none", "[memory][provenance]", memory_rule_backends) {
+    using namespace ania::memory;
+    using namespace ania_test;
+    backend_rig<TestType> r;
+    auto opt = quiet_options();
+    opt.versions_kept = 3;
+    test_manager<TestType> m(r.b, opt);
+    const std::string id = m.save(g1, "version 0").saved.id;
+    for (int i = 1; i <= 5; ++i) REQUIRE(m.update(g1, id, std::string_view("version " + std::to_string(i)), std::nullopt, std::nullopt).status == update_status::updated);
+    const auto h = m.history(g1, id);
+    REQUIRE(h.size() == 3);
+    CHECK(h[0].seq == 4);
+    CHECK(h[0].content == "version 3");
+    CHECK(h[2].content == "version 5");
+    CHECK(h[0].origin.actor.empty());  // nobody said who: recorded as such, not guessed
+    CHECK(m.restore(g1, id, 1).status == update_status::not_found);  // dropped by the cap
+
+    auto none = quiet_options();
+    none.versions_kept = 0;
+    test_manager<TestType> quiet(r.b, none);
+    const std::string other = quiet.save(g2, "not recorded").saved.id;
+    quiet.update(g2, other, std::string_view("still not"), std::nullopt, std::nullopt);
+    CHECK(quiet.history(g2, other).empty());
+    // Recording again later: the entry's state before its first recorded change is kept as a baseline.
+    test_manager<TestType> again(r.b, quiet_options());
+    again.update(g2, other, std::string_view("now recorded"), std::nullopt, std::nullopt);
+    const auto b = again.history(g2, other);
+    REQUIRE(b.size() == 2);
+    CHECK(b[0].kind == change_kind::baseline);
+    CHECK(b[0].content == "still not");
+    CHECK(b[1].kind == change_kind::updated);
+    CHECK(b[1].content == "now recorded");
+}

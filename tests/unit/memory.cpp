@@ -298,6 +298,44 @@ TEST_CASE("manager options come from the configuration", "[memory][config]") {
 }
 
 #ifdef ANIA_TEST_SQLITE
+namespace {
+std::string restore_and_read(sqlite_manager& m, std::string_view id, std::uint64_t seq) {
+    return m.restore(g1, id, seq).updated.content;
+}
+} // namespace
+
+TEST_CASE("sqlite backend: a file from before versions were kept migrates in place, its rows intact", "[memory][sqlite][provenance]") {
+    ania_test::temp_dir dir;
+    const std::string path = dir.file("old.db");
+    {  // the schema and a row as the previous release wrote them
+        sqlite3* db = nullptr;
+        REQUIRE(sqlite3_open(path.c_str(), &db) == SQLITE_OK);
+        const char* old_schema =
+            "CREATE TABLE ania_memory(scope TEXT NOT NULL, id TEXT NOT NULL, user_id TEXT NOT NULL DEFAULT '', content TEXT NOT NULL,"
+            " tags TEXT NOT NULL DEFAULT '[]', emb TEXT NOT NULL DEFAULT '[]', created_at TEXT NOT NULL, PRIMARY KEY(scope, id));"
+            "CREATE TABLE ania_memory_version(scope TEXT PRIMARY KEY, version INTEGER NOT NULL);"
+            "INSERT INTO ania_memory VALUES('g:1', '0000abcd', 'qq:1', 'written by the old release', '[\"old\"]', '[]',"
+            " '2025-01-01T00:00:00.000000000Z');"
+            "INSERT INTO ania_memory_version VALUES('g:1', 1);";
+        REQUIRE(sqlite3_exec(db, old_schema, nullptr, nullptr, nullptr) == SQLITE_OK);
+        sqlite3_close(db);
+    }
+    sqlite_backend b(path);
+    REQUIRE(b.enabled());
+    sqlite_manager m(b, quiet_options());
+    REQUIRE(m.list(g1).size() == 1);
+    CHECK(m.history(g1, "0000abcd").empty());  // nothing recorded yet: no version is made up
+    REQUIRE(m.update(g1, "0000abcd", std::string_view("changed by the new one"), std::nullopt, std::nullopt).status == update_status::updated);
+    const auto h = m.history(g1, "0000abcd");
+    REQUIRE(h.size() == 2);
+    CHECK(h[0].kind == change_kind::baseline);
+    CHECK(h[0].content == "written by the old release");
+    CHECK(h[0].tags == std::vector<std::string>{"old"});
+    CHECK(h[0].at == "2025-01-01T00:00:00.000000000Z");
+    CHECK(h[1].content == "changed by the new one");
+    CHECK(restore_and_read(m, "0000abcd", 1) == "written by the old release");
+}
+
 TEST_CASE("sqlite backend: the exact columns, persisted across reopen, fixed-width time order", "[memory][sqlite]") {
     ania_test::temp_dir dir;
     const std::string path = dir.file("memory.db");

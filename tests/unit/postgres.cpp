@@ -463,7 +463,7 @@ TEST_CASE("postgres leases: a session held by another process is handed over aft
 
 namespace {
 ania::postgres_options memory_options() { return pg_options(); }  // the connection part of the store's options
-void drop_memory_tables() { drop("ania_memory, ania_memory_version"); }
+void drop_memory_tables() { drop("ania_memory, ania_memory_version, ania_memory_history"); }
 } // namespace
 
 namespace ania::testing {

@@ -62,6 +62,11 @@ ANIA_INLINE auto tool_registry::run(const tool_call& call, const tool_texts& tex
     if (text::trim(args).empty()) args = "{}";
     if (std::string problem = detail::tool_arguments_problem(args); !problem.empty())
         return {fill_tool_text(texts.bad_arguments, call.name, problem), {}};
+    struct running {  // current_tool_call() for the handler; the outer one back after it
+        const tool_call* outer = detail::current_call_slot();
+        explicit running(const tool_call& c) noexcept { detail::current_call_slot() = &c; }
+        ~running() { detail::current_call_slot() = outer; }
+    } in_call(call);
     try {
         if (t->image_handler) return t->image_handler(args);
         return {t->handler(args), {}};

@@ -114,6 +114,9 @@ struct memory_config {
     std::int64_t max_user_id_runes = defaults::memory_max_user_id_runes;  ///< a longer user_id is cut
     std::int64_t max_tags = defaults::memory_max_tags;          ///< tags past this many are dropped
     std::int64_t max_tag_runes = defaults::memory_max_tag_runes;      ///< a longer tag is cut
+    /// Versions kept per entry (who changed it, when, through which tool call, what it said): the oldest
+    /// beyond are dropped; 0 records none.
+    std::int64_t versions_kept = defaults::memory_versions_kept;
 };
 
 /// `ocr.*` (SPEC §5): the fallback vision model when the main one is not multimodal. The original's
@@ -178,6 +181,7 @@ inline void validate(const config& c) {
     detail::require(c.memory.max_user_id_runes > 0, "memory.max_user_id_runes", "must be > 0");
     detail::require(c.memory.max_tags >= 0, "memory.max_tags", "must be >= 0");
     detail::require(c.memory.max_tag_runes > 0, "memory.max_tag_runes", "must be > 0");
+    detail::require(c.memory.versions_kept >= 0, "memory.versions_kept", "must be >= 0");
     detail::require(!c.memory.near_duplicate_threshold ||
                         (*c.memory.near_duplicate_threshold > 0.0 && *c.memory.near_duplicate_threshold <= 1.0),
                     "memory.near_duplicate_threshold", "must be in (0, 1]");

@@ -89,6 +89,7 @@ template <>
     o.max_user_id_runes = static_cast<std::size_t>(c.memory.max_user_id_runes);
     o.max_tags = static_cast<std::size_t>(c.memory.max_tags);
     o.max_tag_runes = static_cast<std::size_t>(c.memory.max_tag_runes);
+    o.versions_kept = static_cast<std::size_t>(c.memory.versions_kept);
     return o;
 }
 

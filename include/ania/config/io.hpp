@@ -40,7 +40,7 @@ BOOST_HANA_ADAPT_STRUCT(ania::session_config, max_idle_minutes, max_sessions, gr
 BOOST_HANA_ADAPT_STRUCT(ania::history_config::archive_config, enabled, max_messages, max_bytes, keep_on_clear);
 BOOST_HANA_ADAPT_STRUCT(ania::history_config, archive);
 BOOST_HANA_ADAPT_STRUCT(ania::memory_config, max_entries, max_content_runes, auto_inject, inject_entries, inject_runes,
-                        near_duplicate_threshold, fold_case_and_width, max_user_id_runes, max_tags, max_tag_runes);
+                        near_duplicate_threshold, fold_case_and_width, max_user_id_runes, max_tags, max_tag_runes, versions_kept);
 BOOST_HANA_ADAPT_STRUCT(ania::ocr_config, base_url, api_key, model);
 BOOST_HANA_ADAPT_STRUCT(ania::postgres_config, dsn, pool_size, statement_timeout_ms, transaction_pooling);
 BOOST_HANA_ADAPT_STRUCT(ania::config, max_context_tokens, compress_ratio, llm, compressor, session, history, memory, ocr,

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include <ania/memory/entry.hpp>
+#include <ania/memory/provenance.hpp>
 #include <ania/memory/scope.hpp>
 
 namespace ania::memory {
@@ -48,6 +49,24 @@ concept versioned_memory_backend = memory_backend<B> && requires(B& b, const sco
     { b.insert(s, e) } -> std::convertible_to<std::uint64_t>;
     { b.update(s, e) } -> std::convertible_to<std::uint64_t>;
     { b.erase(s, id) } -> std::convertible_to<std::uint64_t>;
+};
+
+/// Optional capability: a backend that keeps the versions of each entry (memory/provenance.hpp). Each write
+/// given a version_note records that version in the same transaction as the row (a baseline of
+/// `note.previous` first when the entry has none yet), with seq one more than the entry's last, and drops
+/// the entry's oldest versions beyond `note.keep`. Versions outlive a forget (that is what a restore reads).
+/// `history(s, id)` returns the entry's versions, oldest first. A versioned backend also takes a note with
+/// insert_if.
+template <class B>
+concept history_memory_backend = memory_backend<B> && requires(B& b, const scope& s, const entry& e, std::string_view id,
+                                                               const version_note& n) {
+    { b.history(s, id) } -> std::same_as<std::vector<memory_version>>;
+    b.insert(s, e, n);
+    b.update(s, e, n);
+    b.erase(s, id, n);
+    requires !versioned_memory_backend<B> || requires(std::uint64_t v) {
+        { b.insert_if(s, e, v, n) } -> std::same_as<std::optional<std::uint64_t>>;
+    };
 };
 
 /// Turns text into a vector (one embedder is shared with the knowledge base). nullopt = unavailable right now:
@@ -123,6 +142,15 @@ struct versioned_memory_backend_archetype {
     std::uint64_t update(const scope&, const entry&);
     std::uint64_t erase(const scope&, std::string_view);
 };
+struct history_memory_backend_archetype : memory_backend_archetype {
+    using memory_backend_archetype::erase;
+    using memory_backend_archetype::insert;
+    using memory_backend_archetype::update;
+    std::vector<memory_version> history(const scope&, std::string_view);
+    void insert(const scope&, const entry&, const version_note&);
+    void update(const scope&, const entry&, const version_note&);
+    void erase(const scope&, std::string_view, const version_note&);
+};
 struct embedder_archetype {
     std::optional<std::vector<float>> embed(std::string_view);
 };
@@ -142,6 +170,7 @@ struct similarity_policy_archetype {
 
 static_assert(memory_backend<memory_backend_archetype> && !versioned_memory_backend<memory_backend_archetype>);
 static_assert(versioned_memory_backend<versioned_memory_backend_archetype>);
+static_assert(history_memory_backend<history_memory_backend_archetype> && !history_memory_backend<memory_backend_archetype>);
 static_assert(embedder<embedder_archetype>);
 static_assert(wall_clock<wall_clock_archetype>);
 static_assert(memory_tokenizer<memory_tokenizer_archetype> && !cjk_bigram_compatible<memory_tokenizer_archetype>);

@@ -4,6 +4,7 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <exception>
 #include <memory>
@@ -124,17 +125,13 @@ auto basic_manager<Traits>::save(const scope& s, std::string_view content, std::
         e.embedding = vec;
         e.created_at = next_timestamp(*si);
         try {
-            if constexpr (versioned_memory_backend<backend_type>) {
-                const std::optional<std::uint64_t> v = backend_.insert_if(s, e, si->version);
-                if (!v) {  // someone else wrote since the checks: check again on the scope as it is now
-                    si->version = detail::scope_index::stale_version;
-                    if (attempt < 16) continue;
-                    throw error(errc::store_busy, "the scope kept changing under the save (16 attempts)");
-                }
-                si->version = *v;
-            } else {
-                backend_.insert(s, e);
+            const std::optional<std::uint64_t> v = backend_insert(s, e, si->version, change_kind::saved);
+            if (!v) {  // someone else wrote since the checks: check again on the scope as it is now
+                si->version = detail::scope_index::stale_version;
+                if (attempt < 16) continue;
+                throw error(errc::store_busy, "the scope kept changing under the save (16 attempts)");
             }
+            if constexpr (versioned_memory_backend<backend_type>) si->version = *v;
         } catch (const std::exception& ex) {
             return failed<save_result, save_status>(ex, "save");
         }
@@ -171,7 +168,7 @@ auto basic_manager<Traits>::update(const scope& s, std::string_view id, std::opt
         }
         if (user_id) e.user_id = clean_user_id(*user_id);
         if (tags) e.tags = clean_tags(*tags);
-        write_backend(si, [&] { return backend_.update(s, e); });
+        write_backend(si, [&] { return backend_update(s, e, change_kind::updated, si.entries[i]); });
         detail::indexed_entry x = engine_->indexer.make(si.vocab, e);
         si.assign(i, e, std::move(x));
         engine_->indexer.compact_if_stale(si, sim_);
@@ -193,12 +190,111 @@ auto basic_manager<Traits>::forget(const scope& s, std::string_view id) -> forge
         detail::scope_index& si = index_of(sl, s);
         const std::size_t i = si.find(id);
         if (i == detail::scope_index::npos) { r.status = forget_status::not_found; return r; }
-        write_backend(si, [&] { return backend_.erase(s, id); });
+        write_backend(si, [&] { return backend_erase(s, si.entries[i]); });
         si.erase(i);
         r.status = forget_status::forgotten;
         return r;
     } catch (const std::exception& ex) {
         return failed<forget_result, forget_status>(ex, "forget");
+    }
+}
+
+template <class Traits>
+auto basic_manager<Traits>::backend_update(const scope& s, const entry& e, change_kind kind, const entry& before) -> std::uint64_t {
+    if constexpr (history_memory_backend<backend_type>) {
+        if (recording()) {
+            const version_note n = version_note::of(kind, e, ania::detail::utc_timestamp(clock_.now()), &before, opt_.versions_kept);
+            if constexpr (versioned_memory_backend<backend_type>) return backend_.update(s, e, n);
+            else { backend_.update(s, e, n); return 0; }
+        }
+    }
+    if constexpr (versioned_memory_backend<backend_type>) return backend_.update(s, e);
+    else { backend_.update(s, e); return 0; }
+}
+
+template <class Traits>
+auto basic_manager<Traits>::backend_erase(const scope& s, const entry& before) -> std::uint64_t {
+    if constexpr (history_memory_backend<backend_type>) {
+        if (recording()) {
+            const version_note n =
+                version_note::of(change_kind::forgotten, before, ania::detail::utc_timestamp(clock_.now()), &before, opt_.versions_kept);
+            if constexpr (versioned_memory_backend<backend_type>) return backend_.erase(s, before.id, n);
+            else { backend_.erase(s, before.id, n); return 0; }
+        }
+    }
+    if constexpr (versioned_memory_backend<backend_type>) return backend_.erase(s, before.id);
+    else { backend_.erase(s, before.id); return 0; }
+}
+
+template <class Traits>
+auto basic_manager<Traits>::backend_insert(const scope& s, const entry& e, std::uint64_t expected, change_kind kind)
+    -> std::optional<std::uint64_t> {
+    if constexpr (history_memory_backend<backend_type>) {
+        if (recording()) {
+            const version_note n = version_note::of(kind, e, e.created_at, nullptr, opt_.versions_kept);
+            if constexpr (versioned_memory_backend<backend_type>) return backend_.insert_if(s, e, expected, n);
+            else { backend_.insert(s, e, n); return 0; }
+        }
+    }
+    if constexpr (versioned_memory_backend<backend_type>) return backend_.insert_if(s, e, expected);
+    else { backend_.insert(s, e); return 0; }
+}
+
+template <class Traits>
+auto basic_manager<Traits>::history(const scope& s, std::string_view id) -> std::vector<memory_version> {
+    if constexpr (history_memory_backend<backend_type>) {
+        if (enabled()) return backend_.history(s, id);
+    }
+    return {};
+}
+
+template <class Traits>
+auto basic_manager<Traits>::restore(const scope& s, std::string_view id, std::uint64_t seq) -> update_result {
+    update_result r;
+    if (!enabled()) { r.status = update_status::disabled; return r; }
+    try {
+        const std::vector<memory_version> versions = history(s, id);
+        const auto it = std::find_if(versions.begin(), versions.end(), [&](const memory_version& v) { return v.seq == seq; });
+        if (it == versions.end()) { r.status = update_status::not_found; return r; }
+        std::vector<float> vec = embed(it->content);
+        slot& sl = slot_of(s);
+        std::lock_guard lock(sl.mutex);
+        detail::scope_index& si = index_of(sl, s);
+        const std::size_t i = si.find(id);
+        entry e;
+        if (i != detail::scope_index::npos) {
+            e = si.entries[i];
+            e.content = it->content;
+            e.user_id = it->user_id;
+            e.tags = it->tags;
+            e.embedding = std::move(vec);
+            write_backend(si, [&] { return backend_update(s, e, change_kind::restored, si.entries[i]); });
+            detail::indexed_entry x = engine_->indexer.make(si.vocab, e);
+            si.assign(i, e, std::move(x));
+        } else {
+            if (si.entries.size() >= opt_.max_entries) { r.status = update_status::full; return r; }
+            e.id = std::string(id);
+            e.content = it->content;
+            e.user_id = it->user_id;
+            e.tags = it->tags;
+            e.embedding = std::move(vec);
+            e.created_at = next_timestamp(si);
+            const std::optional<std::uint64_t> v = backend_insert(s, e, si.version, change_kind::restored);
+            if constexpr (versioned_memory_backend<backend_type>) {
+                if (!v) {  // someone else wrote meanwhile: one plain attempt on the scope as it is now
+                    si.version = detail::scope_index::stale_version;
+                    throw error(errc::store_busy, "the scope changed during the restore; try again");
+                }
+                si.version = *v;
+            }
+            si.push_back(e, engine_->indexer.make(si.vocab, e));
+        }
+        engine_->indexer.compact_if_stale(si, sim_);
+        r.status = update_status::updated;
+        r.updated = std::move(e);
+        return r;
+    } catch (const std::exception& ex) {
+        return failed<update_result, update_status>(ex, "restore");
     }
 }
 

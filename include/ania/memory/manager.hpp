@@ -25,6 +25,7 @@
 #include <ania/memory/entry.hpp>
 #include <ania/memory/inject.hpp>
 #include <ania/memory/options.hpp>
+#include <ania/memory/provenance.hpp>
 #include <ania/memory/ram_backend.hpp>
 #include <ania/memory/similarity.hpp>
 #include <ania/memory/tokenize.hpp>
@@ -105,6 +106,18 @@ public:
     /// backend is (status failed, with the reason).
     forget_result forget(const scope& s, std::string_view id);
 
+    /// The versions of an entry, oldest first (memory/provenance.hpp): every save, update, forget and
+    /// restore with who made it (the origin set on the calling thread: see acting_as), when, through which
+    /// tool call, and what the entry said then. Kept by a backend that models history_memory_backend (the
+    /// three shipped ones), at most options().versions_kept per entry; empty otherwise. Versions outlive a
+    /// forget.
+    std::vector<memory_version> history(const scope& s, std::string_view id);
+
+    /// Brings back version `seq` of an entry (content, user_id, tags; the vector is computed again): an
+    /// update when the entry exists, else the entry again under its id (not_found: no such version; full:
+    /// the scope is full). Recorded as a `restored` version. No duplicate checks: the operator asked for it.
+    update_result restore(const scope& s, std::string_view id, std::uint64_t seq);
+
     /// memory_search (SPEC §4): without a query every entry, newest first; with one, every entry that scores
     /// > 0, highest first (stable: ties oldest first); see detail::keyword_scores for the score. At most
     /// `limit` hits (0: all). A query is cut to max_query_runes.
@@ -156,6 +169,18 @@ private:
     void write_backend(detail::scope_index& si, Write&& w);
 
     std::vector<float> embed(const std::string& text);
+
+    /// Whether writes are recorded as versions.
+    [[nodiscard]] bool recording() const noexcept {
+        if constexpr (history_memory_backend<backend_type>) return opt_.versions_kept > 0;
+        else return false;
+    }
+    /// The backend's update / erase, with the change's version when recording.
+    std::uint64_t backend_update(const scope& s, const entry& e, change_kind kind, const entry& before);
+    std::uint64_t backend_erase(const scope& s, const entry& before);
+    /// The backend's insert_if (versioned backends) or insert, with the version when recording: nullopt when the
+    /// scope moved past `expected`.
+    std::optional<std::uint64_t> backend_insert(const scope& s, const entry& e, std::uint64_t expected, change_kind kind);
 
     /// One scope's index behind its own lock: operations on different scopes run in parallel. Slots are made
     /// once and never freed (reload() empties one), so a reference stays valid without the map's lock.

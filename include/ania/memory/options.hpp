@@ -32,6 +32,9 @@ struct manager_options {
     std::size_t max_tags = defaults::memory_max_tags;
     std::size_t max_tag_runes = defaults::memory_max_tag_runes;
     std::size_t max_query_runes = defaults::memory_max_query_runes;  ///< memory_search: a longer query is cut
+    /// Versions kept per entry by a backend that records them (memory/provenance.hpp; memory.versions_kept):
+    /// the oldest beyond are dropped; 0 records none.
+    std::size_t versions_kept = defaults::memory_versions_kept;
     std::uint64_t seed = 0;  ///< id generator seed; 0 = from std::random_device
     log_sink log = stderr_log_sink();
 };
@@ -60,7 +63,8 @@ struct save_result {
     std::string error;                   ///< for failed
 };
 
-enum class update_status : std::uint8_t { updated, not_found, empty, failed, disabled };
+/// `full`: only a restore of a forgotten entry, into a full scope.
+enum class update_status : std::uint8_t { updated, not_found, empty, failed, disabled, full };
 struct update_result {
     update_status status = update_status::failed;
     entry updated;

@@ -34,7 +34,22 @@ inline constexpr const char* memory_schema =
     // Bumped in the transaction of every write of a scope: how another process's manager sees the change.
     "CREATE TABLE IF NOT EXISTS ania_memory_version("
     " scope TEXT PRIMARY KEY,"
-    " version INTEGER NOT NULL);";
+    " version INTEGER NOT NULL);"
+    // The versions of each entry (memory/provenance.hpp). Added to an older file when it is opened; its
+    // rows get a baseline version at their first recorded change.
+    "CREATE TABLE IF NOT EXISTS ania_memory_history("
+    " scope TEXT NOT NULL,"
+    " id TEXT NOT NULL,"
+    " seq INTEGER NOT NULL,"
+    " kind TEXT NOT NULL,"
+    " actor TEXT NOT NULL DEFAULT '',"
+    " session TEXT NOT NULL DEFAULT '',"
+    " tool_call_id TEXT NOT NULL DEFAULT '',"
+    " at TEXT NOT NULL,"
+    " user_id TEXT NOT NULL DEFAULT '',"
+    " content TEXT NOT NULL,"
+    " tags TEXT NOT NULL DEFAULT '[]',"
+    " PRIMARY KEY(scope, id, seq));";
 } // namespace detail
 
 /// How the memory file is opened: the options every ania SQLite file has (detail/sqlite.hpp).
@@ -66,11 +81,22 @@ public:
         "UPDATE ania_memory SET user_id = ?3, content = ?4, tags = ?5, emb = ?6, created_at = ?7 WHERE scope = ?1 AND id = ?2";
     static constexpr const char* erase_sql = "DELETE FROM ania_memory WHERE scope = ?1 AND id = ?2";
 
-    std::uint64_t insert(const scope& s, const entry& e) { return *write(insert_sql, s, &e, e.id, std::nullopt); }
+    std::uint64_t insert(const scope& s, const entry& e) { return *write(insert_sql, s, &e, e.id, std::nullopt, nullptr); }
     /// Inserts only if the scope is still at version `expected` (checked inside the write transaction).
-    std::optional<std::uint64_t> insert_if(const scope& s, const entry& e, std::uint64_t expected);
-    std::uint64_t update(const scope& s, const entry& e) { return *write(update_sql, s, &e, e.id, std::nullopt); }
-    std::uint64_t erase(const scope& s, std::string_view id) { return *write(erase_sql, s, nullptr, id, std::nullopt); }
+    std::optional<std::uint64_t> insert_if(const scope& s, const entry& e, std::uint64_t expected) {
+        return write(insert_sql, s, &e, e.id, expected, nullptr);
+    }
+    std::uint64_t update(const scope& s, const entry& e) { return *write(update_sql, s, &e, e.id, std::nullopt, nullptr); }
+    std::uint64_t erase(const scope& s, std::string_view id) { return *write(erase_sql, s, nullptr, id, std::nullopt, nullptr); }
+
+    // The same writes with the change's version, recorded in the write's transaction (history_memory_backend).
+    [[nodiscard]] std::vector<memory_version> history(const scope& s, std::string_view id) const;
+    std::uint64_t insert(const scope& s, const entry& e, const version_note& n) { return *write(insert_sql, s, &e, e.id, std::nullopt, &n); }
+    std::optional<std::uint64_t> insert_if(const scope& s, const entry& e, std::uint64_t expected, const version_note& n) {
+        return write(insert_sql, s, &e, e.id, expected, &n);
+    }
+    std::uint64_t update(const scope& s, const entry& e, const version_note& n) { return *write(update_sql, s, &e, e.id, std::nullopt, &n); }
+    std::uint64_t erase(const scope& s, std::string_view id, const version_note& n) { return *write(erase_sql, s, nullptr, id, std::nullopt, &n); }
 
 private:
     static void bind(sqlite3_stmt* st, int i, std::string_view v) noexcept { ania::detail::sqlite_connection::bind_text(st, i, v); }
@@ -78,16 +104,18 @@ private:
 
     std::uint64_t version_locked(const scope& s) const;
 
-    /// One write and the scope's version bump in one transaction; returns the new version, or nullopt when
-    /// `expected` is given and the scope is at another version (nothing is written then). Disabled: 0.
+    /// One write, its version (`note`) and the scope's version bump in one transaction; returns the new
+    /// version, or nullopt when `expected` is given and the scope is at another version (nothing is written
+    /// then). Disabled: 0.
     std::optional<std::uint64_t> write(const char* sql, const scope& s, const entry* e, std::string_view id,
-                                       std::optional<std::uint64_t> expected);
+                                       std::optional<std::uint64_t> expected, const version_note* note);
+    void record_locked(const scope& s, std::string_view id, const version_note& n);
 
     mutable std::mutex mutex_;
     mutable ania::detail::sqlite_connection db_;
 };
 
-static_assert(versioned_memory_backend<sqlite_backend>);
+static_assert(versioned_memory_backend<sqlite_backend> && history_memory_backend<sqlite_backend>);
 
 /// The spec's memory on the embedded SQLite default.
 struct sqlite_memory_traits : default_memory_traits {

@@ -18,6 +18,7 @@ static_assert(false, "compiled mode: the library defines what <ania/memory/tools
 #include <vector>
 
 #include <ania/json.hpp>
+#include <ania/memory/provenance.hpp>
 #include <ania/memory/tools.hpp>
 
 namespace ania::memory {
@@ -85,8 +86,11 @@ std::vector<tool> detail::make_memory_tools(Ops ops, const scope& s, tool_replie
     std::vector<tool> tools;
     if (!ops.enabled(ops.self)) return tools;
     auto shared = std::make_shared<const tool_replies>(std::move(replies));
-    const auto guard = [shared](auto&& body) {
-        return [shared, body](std::string_view args) -> std::string {
+    // Each change the model makes is recorded as the model's, in this scope's session, by its tool call.
+    const auto guard = [shared, session = s.str()](auto&& body) {
+        return [shared, body, session](std::string_view args) -> std::string {
+            const tool_call* call = current_tool_call();
+            const acting_as who({"model", session, call ? call->id : std::string()});
             try {
                 return body(detail::parse_arguments(args));
             } catch (const detail::bad_arguments& e) {  // the texts may quote the arguments: keep them readable
