@@ -5,6 +5,7 @@
 // builds one by hand gets) both take their defaults from here, so the two cannot drift apart.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <string_view>
 
@@ -33,5 +34,14 @@ inline constexpr std::int64_t memory_versions_kept = 20;  ///< per entry: the ol
 // SPEC §5: the fallback vision model (the original's: SiliconFlow's Qwen3-VL).
 inline constexpr std::string_view ocr_base_url = "https://api.siliconflow.cn/v1";
 inline constexpr std::string_view ocr_model = "Qwen/Qwen3-VL-32B-Instruct";
+
+// The operator's console (<ania/admin/console.hpp>): loopback only unless configured otherwise.
+inline constexpr std::string_view admin_listen = "127.0.0.1:8700";
+inline constexpr std::size_t admin_max_body = 256 * 1024;      ///< bytes of a request body; larger: 413
+// A page's load is a dozen requests; a script that loops on the API (or guesses tokens) gets 429 past these.
+inline constexpr double admin_requests_per_second = 200;       ///< per remote address, sustained
+inline constexpr double admin_burst = 1000;                    ///< per remote address, at once
+inline constexpr std::size_t admin_turns_kept = 200;           ///< per session, for the context-size chart
+inline constexpr std::size_t admin_page_limit = 200;           ///< stored messages per page, at most
 
 } // namespace ania::defaults

@@ -18,6 +18,7 @@ struct sqlite_db {
 } // namespace
 #define ANIA_BOT_DATABASES sqlite_db
 #include "bot_cases.hpp"
+#include "console_cases.hpp"
 #include "scripted_server.hpp"
 
 using ania::message;
@@ -103,4 +104,48 @@ TEST_CASE("bot: an Anthropic bot from the configuration alone, against a loopbac
     const auto stored = check.load("g:1");
     REQUIRE_FALSE(stored.empty());
     CHECK(stored.front().text().find("聊了天") != std::string::npos);
+}
+
+// ---- the operator's console on its own (its cases over a bot are in console_cases.hpp) -------------------
+
+TEST_CASE("console: never runs open; a bad listen address is an error; admin.token_file", "[console][admin]") {
+    CHECK_THROWS_WITH(ania::parse_config(R"({"admin":{"enabled":true}})"), Catch::Contains("admin.token"));
+    CHECK_THROWS_WITH(ania::admin::console({.listen = "127.0.0.1:0", .token = ""}, {}), Catch::Contains("no token"));
+    CHECK_THROWS_WITH(ania::admin::console({.listen = "127.0.0.1", .token = "x"}, {}), Catch::Contains("host:port"));
+    CHECK_THROWS_WITH(ania::admin::console({.listen = "127.0.0.1:99999", .token = "x"}, {}), Catch::Contains("bad port"));
+    ania_test::temp_dir dir;
+    {
+        std::ofstream(dir.file("token")) << "from-a-file\n";
+    }
+    const auto cfg = ania::parse_config(R"({"admin":{"enabled":true,"listen":"127.0.0.1:0","token_file":")" + dir.file("token") + R"("}})");
+    CHECK(ania::admin::console_options_from(cfg).token == "from-a-file");
+    const auto missing = ania::parse_config(R"({"admin":{"enabled":true,"token_file":")" + dir.file("nope") + R"("}})");
+    CHECK_THROWS_WITH(ania::admin::console_options_from(missing), Catch::Contains("cannot read"));
+    // Two consoles cannot share a port: the second says so.
+    ania::admin::console first({.listen = "127.0.0.1:0", .token = "x", .log = {}}, {});
+    CHECK_THROWS_WITH(ania::admin::console({.listen = "127.0.0.1:" + std::to_string(first.port()), .token = "x", .log = {}}, {}),
+                      Catch::Contains("cannot listen"));
+}
+
+TEST_CASE("console: past the rate limit an address gets 429, before its token is even looked at", "[console][admin]") {
+    ania::admin::console c({.listen = "127.0.0.1:0", .token = "secret", .requests_per_second = 1, .burst = 5, .log = {}}, {});
+    httplib::Client cli("127.0.0.1", c.port());
+    int ok = 0, limited = 0;
+    for (int i = 0; i < 8; ++i) {
+        const auto r = cli.Get("/api/scopes", {{"Authorization", "Bearer wrong"}});
+        REQUIRE(r);
+        ok += r->status == 401;
+        limited += r->status == 429;
+    }
+    CHECK(ok == 5);
+    CHECK(limited == 3);
+}
+
+TEST_CASE("console: the constant-time token compare", "[console][admin]") {
+    using ania::admin::detail::same_secret;
+    CHECK(same_secret("abc", "abc"));
+    CHECK_FALSE(same_secret("abc", "abd"));
+    CHECK_FALSE(same_secret("abc", "ab"));
+    CHECK_FALSE(same_secret("", "a"));
+    CHECK(same_secret("", ""));
 }

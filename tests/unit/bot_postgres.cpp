@@ -34,9 +34,12 @@ struct postgres_db {
         p.dsn = ania_test::pg_cluster::get().dsn();
         ania::detail::pg_connection c(p);
         c.exec_simple("DROP TABLE IF EXISTS ania_chat_message, ania_chat_session, ania_chat_quarantine, ania_memory, "
-                      "ania_memory_version");
+                      "ania_memory_version, ania_memory_history");
     }
 };
 } // namespace
 #define ANIA_BOT_DATABASES postgres_db
 #include "bot_cases.hpp"
+#if ANIA_TEST_CONSOLE
+#include "console_cases.hpp"
+#endif

@@ -24,6 +24,8 @@
 #include <utility>
 #include <vector>
 
+#include <ania/admin/starter.hpp>
+#include <ania/admin/views.hpp>
 #include <ania/agent/agent.hpp>
 #include <ania/agent/chat.hpp>
 #include <ania/agent/traits.hpp>
@@ -138,6 +140,10 @@ public:
     [[nodiscard]] const config& configuration() const noexcept { return cfg_; }
     [[nodiscard]] const agent_options& agent_defaults() const noexcept { return *agent_opt_; }
     [[nodiscard]] const log_sink& log() const noexcept { return log_; }
+    /// The port of the operator's console (admin.enabled), else -1.
+    [[nodiscard]] int admin_port() const noexcept { return console_ ? console_->port() : -1; }
+    /// Each session's recent turns (what the console's chart shows).
+    [[nodiscard]] const admin::turn_log& turns() const noexcept { return turns_; }
     /// What images become for the main model (multimodal, described by the vision model, or markers).
     [[nodiscard]] typename bot_images<client_type>::mode image_mode() const noexcept { return images_.current(); }
 
@@ -153,10 +159,25 @@ private:
           archive_(archive_from_config()), parts_(std::move(p)), images_(image_policy()), agent_opt_(agent_defaults_from_config()) {
         session_options so = from_config<session_options>(cfg_);
         so.log = log_;
-        so.on_reply = opt_.on_reply;
+        so.on_reply = [this](std::string_view key, const chat_result& r) {  // the console's chart, then the user's
+            turns_.record(key, r);
+            if (opt_.on_reply) opt_.on_reply(key, r);
+        };
         if (opt_.adjust_sessions) opt_.adjust_sessions(so);
         sessions_ = std::make_unique<sessions_type>([this](const std::string& key) { return make_agent(key); }, std::move(so),
                                                     parts_.clock);
+        if (cfg_.admin.enabled) start_console();
+    }
+
+    /// admin.enabled: the operator's console over this bot's memory and sessions (<ania/admin/console.hpp>).
+    void start_console() {
+        const auto start = admin::detail::installed_console_starter();
+        if (!start)
+            throw error(errc::invalid_config, "admin.enabled: this program has no console: include <ania/admin/console.hpp> "
+                                              "and link the ania-admin dependency (cpp-httplib)");
+        memory_view_ = std::make_unique<admin::memory_view_of<memory_type>>(memory_);
+        session_view_ = std::make_unique<admin::session_view_of<sessions_type, writer_type>>(*sessions_, writer_, &turns_);
+        console_ = start(cfg_, admin::api_parts{memory_view_.get(), session_view_.get(), log_});
     }
 
     [[nodiscard]] background_writer_options writer_options() const {
@@ -241,7 +262,11 @@ private:
     bot_images<client_type> images_;
     std::shared_ptr<const agent_options> agent_opt_;
     std::atomic<bool> said_no_scope_{false};
-    std::unique_ptr<sessions_type> sessions_;  // last: destroyed first, while everything it uses is alive
+    admin::turn_log turns_;                    // each session's recent turns, for the console's chart
+    std::unique_ptr<sessions_type> sessions_;  // destroyed before everything it uses
+    std::unique_ptr<admin::memory_view> memory_view_;   // the console's views (admin.enabled)
+    std::unique_ptr<admin::session_view> session_view_;
+    std::unique_ptr<admin::detail::running_console> console_;  // last: stopped first, while what it shows is alive
 };
 
 } // namespace ania

@@ -128,6 +128,16 @@ struct ocr_config {
     std::string model{defaults::ocr_model};
 };
 
+/// `admin.*`: the operator's console (<ania/admin/console.hpp>, the ania-admin dependency). A bot starts it
+/// when `enabled`. It never runs without a token: `token`, else the first line of `token_file` (a file keeps
+/// the secret out of the configuration); with neither, enabling it is a configuration error.
+struct admin_config {
+    bool enabled = false;
+    std::string listen{defaults::admin_listen};  ///< host:port; a host other than loopback exposes the console
+    std::string token;
+    std::string token_file;
+};
+
 /// Every configuration key of SPEC.md with its default. Load with `load_config` / `parse_config`.
 struct config {
     std::int64_t max_context_tokens = defaults::max_context_tokens; ///< <= 0 disables compression
@@ -139,6 +149,7 @@ struct config {
     memory_config memory;
     ocr_config ocr;
     postgres_config postgres;
+    admin_config admin;
     bool multimodal = false;                   ///< the main model takes images: the agent's `images` slot (multimodal / describe_images)
 };
 
@@ -172,6 +183,9 @@ inline void validate(const config& c) {
                     "compressor.verify.max_ratio", "must be in [0, 1] (0 disables)");
     detail::require(c.compressor.verify.breaker_failures >= 0, "compressor.verify.breaker_failures", "must be >= 0 (0 disables)");
     detail::require(c.compressor.verify.breaker_cool_down_seconds > 0, "compressor.verify.breaker_cool_down_seconds", "must be > 0");
+    detail::require(!c.admin.enabled || !c.admin.token.empty() || !c.admin.token_file.empty(), "admin.enabled",
+                    "needs admin.token or admin.token_file (the console never runs open)");
+    detail::require(!c.admin.enabled || c.admin.listen.rfind(':') != std::string::npos, "admin.listen", "must be host:port");
     detail::require(c.history.archive.max_messages >= 0, "history.archive.max_messages", "must be >= 0 (0: no limit)");
     detail::require(c.history.archive.max_bytes >= 0, "history.archive.max_bytes", "must be >= 0 (0: no limit)");
     detail::require(c.memory.max_entries > 0, "memory.max_entries", "must be > 0");

@@ -47,6 +47,9 @@ struct session_entry {
     std::vector<user_input> pending;         // no allocation while empty (most sessions, most of the time)
     std::int64_t non_addressed = 0;
     std::stop_source stop{std::nostopstate}; // a fresh one per turn
+    // For snapshot() (an operator's view), written after each turn: not on the janitor's path.
+    std::atomic<std::int64_t> tokens{0};
+    std::atomic<std::int64_t> last_compression{no_activity};
     std::chrono::steady_clock::time_point last_arrival{};  // debounce only
 };
 using session_entry_lock = std::unique_lock<small_mutex>;

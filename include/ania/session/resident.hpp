@@ -16,6 +16,7 @@ enum class evict_reason : std::uint8_t {
     idle,     ///< idle longer than session.max_idle_minutes
     lru,      ///< more than session.max_sessions resident: the least recently active went
     cleared,  ///< group auto-clear (session.group_auto_clear) or an explicit clear
+    manual,   ///< session_cache::evict (an operator, the admin console)
 };
 
 [[nodiscard]] constexpr std::string_view to_string(evict_reason r) noexcept {
@@ -23,6 +24,7 @@ enum class evict_reason : std::uint8_t {
     case evict_reason::idle: return "idle";
     case evict_reason::lru: return "lru";
     case evict_reason::cleared: return "cleared";
+    case evict_reason::manual: return "manual";
     }
     return "idle";
 }

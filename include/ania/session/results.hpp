@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -46,14 +47,31 @@ struct session_counters {
     std::uint64_t cleared = 0;
     std::uint64_t skipped_busy = 0;    ///< chosen by the policy, kept because it was responding, queued or touched
     std::uint64_t dropped_pending = 0; ///< messages dropped from a full queue
+    std::uint64_t evicted_manual = 0;  ///< session_cache::evict
+};
+
+/// One resident session as session_cache::snapshot() saw it (each field read on its own: a session that is
+/// responding may have moved on by the time you read the next).
+struct session_info {
+    std::string key;
+    std::chrono::nanoseconds idle{};  ///< since its last addressed interaction (the cache's clock)
+    std::size_t pending = 0;          ///< messages queued behind the reply in progress
+    bool responding = false;          ///< a reply, a clear or with_agent holds it
+    std::size_t messages = 0;         ///< in its window, as of its last turn
+    std::size_t bytes = 0;            ///< what its window holds in RAM, as of its last turn
+    std::int64_t tokens = 0;          ///< its window's context size (token_window::context_tokens), as of its last turn
+    /// Since its last turn that compressed the history (empty: none since it became resident).
+    std::optional<std::chrono::nanoseconds> since_compression{};
 };
 
 namespace detail {
 /// The counters as the cache updates them (relaxed: they are statistics, read as a snapshot).
 struct session_counter_cells {
-    std::atomic<std::uint64_t> created{0}, evicted_idle{0}, evicted_lru{0}, cleared{0}, skipped_busy{0}, dropped_pending{0};
+    std::atomic<std::uint64_t> created{0}, evicted_idle{0}, evicted_lru{0}, cleared{0}, skipped_busy{0}, dropped_pending{0},
+        evicted_manual{0};
     [[nodiscard]] session_counters snapshot() const noexcept {
-        return {created.load(), evicted_idle.load(), evicted_lru.load(), cleared.load(), skipped_busy.load(), dropped_pending.load()};
+        return {created.load(),      evicted_idle.load(),    evicted_lru.load(),   cleared.load(),
+                skipped_busy.load(), dropped_pending.load(), evicted_manual.load()};
     }
 };
 } // namespace detail

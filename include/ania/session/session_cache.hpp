@@ -198,6 +198,58 @@ public:
         std::lock_guard l(e->m);
         return e->pending.size();
     }
+    /// Every resident session, in no particular order (an operator's view: the admin console). Each shard is
+    /// read under its shared lock and each session's queue under its own, one at a time: a pass of the
+    /// janitor or a reply waits at most for one shard's copy.
+    [[nodiscard]] std::vector<session_info> snapshot() const {
+        std::vector<session_info> out;
+        const std::int64_t now = now_ns();
+        for (const shard& s : shards_) {
+            const shard_mutex::reader l(s.m);
+            s.map.for_each([&](entry& e) {
+                session_info i;
+                i.key = e.key;
+                i.idle = std::chrono::nanoseconds(std::max<std::int64_t>(0, now - e.last_active.load(std::memory_order_acquire)));
+                i.messages = e.messages.load(std::memory_order_relaxed);
+                i.bytes = e.bytes.load(std::memory_order_relaxed);
+                i.tokens = e.tokens.load(std::memory_order_relaxed);
+                if (const std::int64_t c = e.last_compression.load(std::memory_order_relaxed); c != detail::no_activity)
+                    i.since_compression = std::chrono::nanoseconds(std::max<std::int64_t>(0, now - c));
+                {
+                    std::lock_guard el(e.m);
+                    i.pending = e.pending.size();
+                    i.responding = e.owned;
+                }
+                out.push_back(std::move(i));
+            });
+        }
+        return out;
+    }
+    /// Evicts one session now, as the janitor would (the store keeps its history; it is rebuilt from it on its
+    /// next message) — only if it is resident, not responding and has nothing queued. True when it was evicted.
+    bool evict(std::string_view key) {
+        const std::size_t h = hash_of(key);
+        shard& s = shards_[h % shard_count];
+        std::unique_ptr<Agent> gone;     // destroyed after the locks (its writer flush may take a while)
+        std::shared_ptr<entry> held;
+        {
+            std::lock_guard l(s.m);
+            const auto* found = s.map.find(key, h);
+            if (!found) return false;
+            entry& e = **found;
+            entry_lock el(e.m);
+            if (e.owned || !e.pending.empty() || e.evicted) return false;
+            held = s.map.take(&e, h);
+            if (!held) return false;
+            e.evicted = true;
+            if (e.agent && opt_.hibernate) hibernated_.keep(e.key, *e.agent);
+            gone = std::move(e.agent);
+        }
+        gone.reset();
+        counters_.evicted_manual.fetch_add(1, std::memory_order_relaxed);
+        notify_evicted(key, evict_reason::manual);
+        return true;
+    }
     /// Runs `f(agent)` while owning the session (after any reply in progress): for tools added at run time,
     /// inspection, tests. Builds the agent if it is not resident.
     template <class F>
@@ -292,6 +344,8 @@ private:
         }
         e.messages.store(0, std::memory_order_relaxed);
         e.bytes.store(0, std::memory_order_relaxed);
+        e.tokens.store(0, std::memory_order_relaxed);
+        e.last_compression.store(detail::no_activity, std::memory_order_relaxed);
         if (opt_.hibernate) hibernated_.forget(key);
         counters_.cleared.fetch_add(1, std::memory_order_relaxed);
         notify_evicted(key, evict_reason::cleared);
@@ -333,7 +387,9 @@ private:
                 chat_result c = e.agent->chat(detail::merge(std::move(batch)), turn_options, token);
                 e.messages.store(e.agent->window().size(), std::memory_order_relaxed);
                 e.bytes.store(e.agent->window().resident_bytes(), std::memory_order_relaxed);
+                e.tokens.store(e.agent->window().context_tokens(), std::memory_order_relaxed);
                 touch(e);
+                if (c.compressions > 0) e.last_compression.store(now_ns(), std::memory_order_relaxed);
                 if (opt_.on_reply) call_back("on_reply", [&] { opt_.on_reply(key, c); });
                 r.turns.push_back(std::move(c));
             } catch (...) {  // the factory failed (or worse): the turn fails, the session stays usable

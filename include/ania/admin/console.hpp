@@ -1,0 +1,261 @@
+// ania/admin/console.hpp -- the operator's console: the JSON API of admin/api.hpp and the page of
+// admin/page.hpp over HTTP (cpp-httplib: the ania-admin dependency), on its own threads.
+//
+//     ania::admin::console c({.listen = "127.0.0.1:8700", .token = "a long random secret"}, {.memory = &view});
+//     // open http://127.0.0.1:8700/#token=a%20long%20random%20secret
+//
+// A bot starts one itself when `admin.enabled` (ania::basic_bot, <ania/bot/bot.hpp>): include this header
+// and depend on ania-admin.
+//
+// Security: every /api request needs `Authorization: Bearer <token>` (compared in constant time; 401 and
+// nothing done otherwise); a console without a token refuses to start. The page and its script and style
+// are constants with no data in them, served without the token (a browser cannot send a header with a
+// navigation); the script asks for the token. No cookies, so no cross-site request can act for the operator.
+// Every response carries a strict Content-Security-Policy (no inline script, nothing from elsewhere),
+// X-Content-Type-Options: nosniff, X-Frame-Options: DENY, Referrer-Policy: no-referrer and
+// Cache-Control: no-store. Bodies over `max_body` get 413, clients past the rate limit 429. It listens on
+// loopback unless told otherwise. Changes are logged with the operator's address (admin/api.hpp).
+// SPDX-License-Identifier: MIT
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstddef>
+#include <fstream>
+#include <map>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <utility>
+
+#include <httplib.h>
+
+#include <ania/admin/api.hpp>
+#include <ania/admin/page.hpp>
+#include <ania/admin/starter.hpp>
+#include <ania/config/config.hpp>
+#include <ania/defaults.hpp>
+#include <ania/error.hpp>
+#include <ania/log.hpp>
+
+namespace ania::admin {
+
+struct console_options {
+    std::string listen{defaults::admin_listen};  ///< host:port (port 0: any free port, see console::port)
+    std::string token;                           ///< required: a console never runs open
+    std::size_t max_body = defaults::admin_max_body;
+    double requests_per_second = defaults::admin_requests_per_second;  ///< per remote address
+    double burst = defaults::admin_burst;
+    log_sink log = stderr_log_sink();
+};
+
+/// The console's options from `admin.*`: the token from `admin.token`, else the first line of
+/// `admin.token_file`. Throws ania::error (invalid_config) when there is no token.
+[[nodiscard]] inline console_options console_options_from(const config& c) {
+    console_options o;
+    o.listen = c.admin.listen;
+    o.token = c.admin.token;
+    if (o.token.empty() && !c.admin.token_file.empty()) {
+        std::ifstream in(c.admin.token_file);
+        if (!in) throw error(errc::invalid_config, "admin.token_file: cannot read " + c.admin.token_file);
+        std::getline(in, o.token);
+        while (!o.token.empty() && (o.token.back() == '\r' || o.token.back() == ' ')) o.token.pop_back();
+    }
+    if (o.token.empty()) throw error(errc::invalid_config, "admin: no token (admin.token or admin.token_file): the console never runs open");
+    return o;
+}
+
+namespace detail {
+/// Equal, in a time that depends on the lengths only.
+[[nodiscard]] inline bool same_secret(std::string_view a, std::string_view b) noexcept {
+    unsigned char diff = a.size() == b.size() ? 0 : 1;
+    const std::size_t n = a.size() < b.size() ? a.size() : b.size();
+    for (std::size_t i = 0; i < n; ++i) diff |= static_cast<unsigned char>(a[i] ^ b[i]);
+    return diff == 0;
+}
+
+/// A token bucket per remote address (bounded: the table is emptied when it holds 4096 addresses).
+class rate_limiter {
+public:
+    rate_limiter(double per_second, double burst) : rate_(per_second), burst_(burst) {}
+    [[nodiscard]] bool allow(const std::string& who) {
+        if (rate_ <= 0) return true;
+        const auto now = std::chrono::steady_clock::now();
+        std::lock_guard l(m_);
+        if (buckets_.size() >= 4096 && buckets_.find(who) == buckets_.end()) buckets_.clear();
+        auto [it, fresh] = buckets_.try_emplace(who, bucket{burst_, now});
+        bucket& b = it->second;
+        if (!fresh) {
+            b.tokens = std::min(burst_, b.tokens + std::chrono::duration<double>(now - b.at).count() * rate_);
+            b.at = now;
+        }
+        if (b.tokens < 1) return false;
+        b.tokens -= 1;
+        return true;
+    }
+
+private:
+    struct bucket {
+        double tokens;
+        std::chrono::steady_clock::time_point at;
+    };
+    double rate_, burst_;
+    std::mutex m_;
+    std::map<std::string, bucket> buckets_;
+};
+} // namespace detail
+
+/// The console's HTTP server: listening once constructed, stopped by the destructor. Throws ania::error
+/// (invalid_config) without a token or with a bad `listen`, (store_error) when it cannot bind.
+class console {
+public:
+    console(console_options opt, api_parts parts) : opt_(std::move(opt)), api_(parts), limiter_(opt_.requests_per_second, opt_.burst) {
+        if (opt_.token.empty()) throw error(errc::invalid_config, "admin console: no token: it never runs open");
+        const std::size_t colon = opt_.listen.rfind(':');
+        if (colon == std::string::npos) throw error(errc::invalid_config, "admin.listen: must be host:port, not " + opt_.listen);
+        std::string host = opt_.listen.substr(0, colon);
+        if (host.size() >= 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
+        int port = 0;
+        try {
+            port = std::stoi(opt_.listen.substr(colon + 1));
+        } catch (const std::exception&) {
+            port = -1;
+        }
+        if (port < 0 || port > 65535) throw error(errc::invalid_config, "admin.listen: bad port in " + opt_.listen);
+        log_ = parts.log;
+        configure();
+        port_ = port == 0 ? server_.bind_to_any_port(host) : (server_.bind_to_port(host, port) ? port : -1);
+        if (port_ < 0) throw error(errc::store_error, "admin console: cannot listen on " + opt_.listen);
+        thread_ = std::thread([this] {
+            server_.listen_after_bind();
+            done_ = true;
+        });
+        // stop() is a no-op until the server runs: a console destroyed at once would wait for ever otherwise.
+        while (!server_.is_running() && !done_) std::this_thread::sleep_for(std::chrono::microseconds(200));
+        log_to(log_, log_level::info, "admin console on http://" + host + ":" + std::to_string(port_) + "/");
+    }
+    console(const console&) = delete;
+    console& operator=(const console&) = delete;
+    ~console() {
+        server_.stop();
+        if (thread_.joinable()) thread_.join();
+    }
+
+    /// The port it listens on (the one the system chose for port 0).
+    [[nodiscard]] int port() const noexcept { return port_; }
+
+private:
+    static constexpr const char* csp =
+        "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; "
+        "base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
+
+    void configure() {
+        // SO_REUSEADDR (a restart binds past TIME_WAIT) without httplib's SO_REUSEPORT, with which a second
+        // process would bind the same port and silently take half of the operator's requests.
+        server_.set_socket_options([](socket_t sock) {
+            int yes = 1;
+            ::setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, reinterpret_cast<const void*>(&yes), sizeof(yes));
+        });
+        server_.set_payload_max_length(opt_.max_body);
+        server_.set_read_timeout(std::chrono::seconds(10));
+        server_.set_write_timeout(std::chrono::seconds(10));
+        server_.set_keep_alive_max_count(100);
+        server_.set_default_headers({{"Content-Security-Policy", csp},
+                                     {"X-Content-Type-Options", "nosniff"},
+                                     {"X-Frame-Options", "DENY"},
+                                     {"Referrer-Policy", "no-referrer"},
+                                     {"Cache-Control", "no-store"}});
+        server_.set_pre_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
+            if (!limiter_.allow(req.remote_addr)) {
+                send(res, api::fail(429, "too many requests"));
+                return httplib::Server::HandlerResponse::Handled;
+            }
+            if (req.path.rfind("/api/", 0) != 0) return httplib::Server::HandlerResponse::Unhandled;
+            if (!authorized(req)) {
+                log_to(log_, log_level::warn, "admin: " + req.remote_addr + " " + req.method + " " + req.path + ": refused (no or wrong token)");
+                res.set_header("WWW-Authenticate", "Bearer");
+                send(res, api::fail(401, "a bearer token is required"));
+                return httplib::Server::HandlerResponse::Handled;
+            }
+            return httplib::Server::HandlerResponse::Unhandled;
+        });
+        const auto page = [](std::string_view body, const char* type) {
+            return [body, type](const httplib::Request&, httplib::Response& res) { res.set_content(body.data(), body.size(), type); };
+        };
+        server_.Get("/", page(console_html, "text/html; charset=utf-8"));
+        server_.Get("/console.js", page(console_js, "text/javascript; charset=utf-8"));
+        server_.Get("/console.css", page(console_css, "text/css; charset=utf-8"));
+        const auto serve = [this](const httplib::Request& req, httplib::Response& res) {
+            request r;
+            r.method = req.method;
+            r.path = req.path;
+            for (const auto& [k, v] : req.params) r.query.emplace(k, v);
+            r.body = req.body;
+            r.remote = req.remote_addr;
+            send(res, api_.handle(r));
+        };
+        server_.Get(R"(/api/.*)", serve);
+        server_.Post(R"(/api/.*)", serve);
+        server_.Put(R"(/api/.*)", serve);
+        server_.Delete(R"(/api/.*)", serve);
+        server_.set_error_handler([](const httplib::Request&, httplib::Response& res) {
+            if (!res.body.empty()) return;
+            if (res.status == 413) send(res, api::fail(413, "the request body is too large"));
+            else if (res.status == 404) send(res, api::fail(404, "not found"));
+        });
+        server_.set_exception_handler([this](const httplib::Request& req, httplib::Response& res, std::exception_ptr ep) {
+            std::string what = "internal error";
+            try {
+                if (ep) std::rethrow_exception(ep);
+            } catch (const std::exception& e) {
+                what = e.what();
+            } catch (...) {
+            }
+            log_to(log_, log_level::error, "admin: " + req.method + " " + req.path + ": " + what);
+            send(res, api::fail(500, what));
+        });
+    }
+    [[nodiscard]] bool authorized(const httplib::Request& req) const {
+        const std::string h = req.get_header_value("Authorization");
+        constexpr std::string_view scheme = "Bearer ";
+        if (h.size() <= scheme.size() || h.compare(0, scheme.size(), scheme) != 0) return false;
+        return detail::same_secret(std::string_view(h).substr(scheme.size()), opt_.token);
+    }
+    static void send(httplib::Response& res, const response& r) {
+        res.status = r.status;
+        res.set_content(r.body, "application/json; charset=utf-8");
+    }
+
+    console_options opt_;
+    api api_;
+    detail::rate_limiter limiter_;
+    log_sink log_;
+    httplib::Server server_;
+    int port_ = -1;
+    std::atomic<bool> done_{false};
+    std::thread thread_;
+};
+
+namespace detail {
+class bot_console final : public running_console {
+public:
+    bot_console(console_options o, const api_parts& p) : c_(std::move(o), p) {}
+    [[nodiscard]] int port() const noexcept override { return c_.port(); }
+
+private:
+    console c_;
+};
+/// Installs the starter a bot calls when `admin.enabled` (admin/starter.hpp): once, at static
+/// initialization of the program, in whichever translation unit includes this header first.
+inline const bool console_starter_installed = [] {
+    installed_console_starter() = [](const config& c, const api_parts& p) -> std::unique_ptr<running_console> {
+        console_options o = console_options_from(c);
+        o.log = p.log;
+        return std::make_unique<bot_console>(std::move(o), p);
+    };
+    return true;
+}();
+} // namespace detail
+
+} // namespace ania::admin

@@ -1,0 +1,352 @@
+// ania/admin/page.hpp -- the operator console's page: one HTML document, its script and its style sheet,
+// served from the binary (no build step, no external assets). The script builds every element with
+// createElement and fills it with textContent: nothing a chat user wrote is ever parsed as HTML, and the
+// Content-Security-Policy (admin/console.hpp: script-src 'self', no inline script) would refuse it anyway.
+// The token is read from the address's fragment (#token=..., never sent to the server) or typed in, kept
+// in sessionStorage (no cookie: nothing a forged cross-site request could carry) and sent as a bearer token.
+// SPDX-License-Identifier: MIT
+#pragma once
+
+#include <string_view>
+
+namespace ania::admin {
+
+inline constexpr std::string_view console_html = R"ania(<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>ania console</title>
+<link rel="stylesheet" href="/console.css">
+<script src="/console.js" defer></script>
+</head>
+<body>
+<header>
+  <h1>ania console</h1>
+  <nav><button id="tab-memory" class="tab on">Memory</button><button id="tab-sessions" class="tab">Sessions</button></nav>
+  <span id="status" role="status"></span>
+</header>
+<section id="login" hidden>
+  <label>Token <input id="token" type="password" autocomplete="off"></label>
+  <button id="login-go">Open</button>
+</section>
+<main id="memory-pane">
+  <div class="bar">
+    <label>Scope <select id="scope"></select></label>
+    <input id="search" type="search" placeholder="Search this scope">
+    <span id="count"></span>
+  </div>
+  <table id="memories"><thead><tr><th>id</th><th>content</th><th>user</th><th>tags</th><th>created</th><th></th></tr></thead><tbody></tbody></table>
+  <form id="create" class="bar">
+    <input id="new-content" placeholder="New memory for this scope" maxlength="2000">
+    <input id="new-user" placeholder="user id (optional)">
+    <input id="new-tags" placeholder="tags, comma separated">
+    <button type="submit">Add</button>
+  </form>
+  <section id="history" hidden>
+    <h2>Versions of <span id="history-id"></span></h2>
+    <table id="versions"><thead><tr><th>#</th><th>change</th><th>who</th><th>session</th><th>tool call</th><th>when</th><th>content</th><th>tags</th><th></th></tr></thead><tbody></tbody></table>
+  </section>
+</main>
+<main id="sessions-pane" hidden>
+  <div class="bar"><span id="session-count"></span><button id="refresh">Refresh</button></div>
+  <table id="sessions"><thead><tr><th>session</th><th>idle</th><th>queued</th><th>state</th><th>messages</th><th>tokens</th><th>bytes</th><th>last compression</th><th></th></tr></thead><tbody></tbody></table>
+  <section id="session-detail" hidden>
+    <h2>Session <span id="detail-key"></span></h2>
+    <svg id="chart" width="640" height="160" viewBox="0 0 640 160" role="img" aria-label="context size over turns"></svg>
+    <div class="bar"><button id="older">Older</button><button id="newer">Newer</button><span id="page-info"></span></div>
+    <table id="stored"><thead><tr><th>#</th><th>role</th><th>content</th></tr></thead><tbody></tbody></table>
+  </section>
+</main>
+</body>
+</html>
+)ania";
+
+inline constexpr std::string_view console_css = R"ania(body{font:14px system-ui,sans-serif;margin:0;color:#1d232a;background:#f6f7f9}
+header{display:flex;gap:1.5em;align-items:center;padding:.6em 1.2em;background:#1f3a5f;color:#fff}
+h1{font-size:1.1em;margin:0}h2{font-size:1em}
+.tab{background:none;border:0;color:#cfe0f5;font-size:1em;padding:.3em .8em;cursor:pointer}
+.tab.on{color:#fff;border-bottom:2px solid #fff}
+#status{margin-left:auto;font-size:.9em}
+main,#login{padding:1em 1.2em}
+.bar{display:flex;gap:.6em;align-items:center;margin:.6em 0}
+table{border-collapse:collapse;width:100%;background:#fff}
+th,td{border-bottom:1px solid #e3e6ea;padding:.35em .5em;text-align:left;vertical-align:top}
+th{background:#eef1f5;font-weight:600}
+td.content{white-space:pre-wrap;word-break:break-word;max-width:42em}
+td.num{text-align:right;font-variant-numeric:tabular-nums}
+button{cursor:pointer}
+button.danger{color:#a11}
+textarea{width:100%;min-height:4em;font:inherit}
+.tag{display:inline-block;background:#e4ecf7;border-radius:3px;padding:0 .35em;margin:0 .2em .2em 0}
+svg{background:#fff;border:1px solid #e3e6ea}
+.err{color:#a11}
+)ania";
+
+inline constexpr std::string_view console_js = R"ania('use strict';
+// Every element is made with el() and filled with textContent: data is never parsed as HTML.
+(function () {
+  const $ = (id) => document.getElementById(id);
+  const state = { scope: '', session: '', offset: 0, total: 0, firstPaint: null };
+  const con = window.aniaConsole = { ready: false, firstPaintMs: null };
+
+  function el(tag, text, cls) {
+    const e = document.createElement(tag);
+    if (text !== undefined && text !== null) e.textContent = String(text);
+    if (cls) e.className = cls;
+    return e;
+  }
+  function button(text, onClick, cls) {
+    const b = el('button', text, cls);
+    b.type = 'button';
+    b.addEventListener('click', onClick);
+    return b;
+  }
+  // A second click confirms (no window.confirm: it blocks automation and looks alike for every action).
+  function confirming(text, onConfirm) {
+    const b = button(text, () => {
+      if (b.dataset.armed) { onConfirm(); return; }
+      b.dataset.armed = '1';
+      b.textContent = 'Sure? ' + text;
+    }, 'danger');
+    return b;
+  }
+  function status(text, bad) {
+    const s = $('status');
+    s.textContent = text;
+    s.className = bad ? 'err' : '';
+  }
+  function token() { return sessionStorage.getItem('ania-token') || ''; }
+
+  async function call(method, path, params, body) {
+    const q = new URLSearchParams(params || {}).toString();
+    const init = { method, headers: { Authorization: 'Bearer ' + token() }, cache: 'no-store' };
+    if (body !== undefined) {
+      init.headers['Content-Type'] = 'application/json';
+      init.body = JSON.stringify(body);
+    }
+    const r = await fetch(path + (q ? '?' + q : ''), init);
+    let data = {};
+    try { data = await r.json(); } catch (e) { data = { error: r.statusText }; }
+    if (r.status === 401) { showLogin(); throw new Error('the token was refused'); }
+    if (!r.ok) throw new Error(data.error || r.statusText);
+    return data;
+  }
+  function guard(p) { return p.catch((e) => status(e.message, true)); }
+
+  function showLogin() { $('login').hidden = false; }
+
+  // ---- memory ----
+  async function loadScopes() {
+    const data = await call('GET', '/api/scopes');
+    const sel = $('scope');
+    sel.replaceChildren();
+    for (const s of data.scopes) {
+      const o = el('option', s);
+      o.value = s;
+      sel.appendChild(o);
+    }
+    if (!state.scope || !data.scopes.includes(state.scope)) state.scope = data.scopes[0] || '';
+    sel.value = state.scope;
+  }
+  function tagsCell(tags) {
+    const td = el('td');
+    for (const t of tags) td.appendChild(el('span', t, 'tag'));
+    return td;
+  }
+  async function loadMemories() {
+    const body = $('memories').tBodies[0];
+    if (!state.scope) { body.replaceChildren(); $('count').textContent = 'no scopes yet'; return; }
+    const data = await call('GET', '/api/memories', { scope: state.scope, q: $('search').value });
+    const rows = data.memories.map(memoryRow);
+    body.replaceChildren(...rows);
+    $('count').textContent = rows.length + ' memories';
+  }
+  function memoryRow(m) {
+    const tr = el('tr');
+    tr.dataset.id = m.id;
+    tr.appendChild(el('td', m.id));
+    const content = el('td', m.content, 'content');
+    tr.appendChild(content);
+    tr.appendChild(el('td', m.user_id));
+    tr.appendChild(tagsCell(m.tags));
+    tr.appendChild(el('td', m.created_at));
+    const actions = el('td');
+    actions.appendChild(button('Edit', () => editInPlace(tr, content, m), 'edit'));
+    actions.appendChild(button('History', () => guard(showHistory(m.id)), 'history'));
+    actions.appendChild(confirming('Delete', () => guard(call('DELETE', '/api/memory', { scope: state.scope, id: m.id })
+      .then(() => { status('deleted ' + m.id); return loadMemories(); }))));
+    tr.appendChild(actions);
+    return tr;
+  }
+  function editInPlace(tr, cell, m) {
+    if (cell.querySelector('textarea')) return;
+    const area = el('textarea');
+    area.value = m.content;
+    const save = button('Save', () => guard(call('PUT', '/api/memory', { scope: state.scope, id: m.id }, { content: area.value })
+      .then(() => { status('saved ' + m.id); return loadMemories(); })), 'save');
+    const cancel = button('Cancel', () => guard(loadMemories()));
+    cell.replaceChildren(area, save, cancel);
+    area.focus();
+  }
+  async function showHistory(id) {
+    const data = await call('GET', '/api/memory/history', { scope: state.scope, id });
+    $('history').hidden = false;
+    $('history-id').textContent = id;
+    const rows = data.versions.map((v) => {
+      const tr = el('tr');
+      tr.dataset.seq = v.seq;
+      tr.appendChild(el('td', v.seq, 'num'));
+      tr.appendChild(el('td', v.kind));
+      tr.appendChild(el('td', v.actor || '(not said)'));
+      tr.appendChild(el('td', v.session));
+      tr.appendChild(el('td', v.tool_call_id));
+      tr.appendChild(el('td', v.at));
+      tr.appendChild(el('td', v.content, 'content'));
+      tr.appendChild(tagsCell(v.tags));
+      const td = el('td');
+      td.appendChild(button('Restore', () => guard(call('POST', '/api/memory/restore', { scope: state.scope, id }, { seq: v.seq })
+        .then(() => { status('restored version ' + v.seq + ' of ' + id); return Promise.all([loadMemories(), showHistory(id)]); })), 'restore'));
+      tr.appendChild(td);
+      return tr;
+    });
+    $('versions').tBodies[0].replaceChildren(...rows);
+  }
+  async function createMemory(ev) {
+    ev.preventDefault();
+    const tags = $('new-tags').value.split(',').map((t) => t.trim()).filter((t) => t);
+    await call('POST', '/api/memories', { }, { scope: state.scope, content: $('new-content').value, user_id: $('new-user').value, tags });
+    $('new-content').value = '';
+    status('added');
+    await loadMemories();
+  }
+
+  // ---- sessions ----
+  function duration(ms) {
+    if (ms === null || ms === undefined) return 'never';
+    const s = Math.round(ms / 1000);
+    if (s < 90) return s + ' s';
+    if (s < 5400) return Math.round(s / 60) + ' min';
+    return (s / 3600).toFixed(1) + ' h';
+  }
+  async function loadSessions() {
+    const data = await call('GET', '/api/sessions');
+    const rows = data.sessions.map((s) => {
+      const tr = el('tr');
+      tr.dataset.key = s.key;
+      tr.appendChild(el('td', s.key));
+      tr.appendChild(el('td', duration(s.idle_ms), 'num'));
+      tr.appendChild(el('td', s.pending, 'num'));
+      tr.appendChild(el('td', s.responding ? 'responding' : 'idle'));
+      tr.appendChild(el('td', s.messages, 'num'));
+      tr.appendChild(el('td', s.tokens, 'num'));
+      tr.appendChild(el('td', s.bytes, 'num'));
+      tr.appendChild(el('td', s.since_compression_ms === null ? 'never' : duration(s.since_compression_ms) + ' ago'));
+      const td = el('td');
+      td.appendChild(button('Open', () => guard(openSession(s.key, null)), 'open'));
+      td.appendChild(button('Evict', () => guard(call('POST', '/api/session/evict', { session: s.key })
+        .then((r) => { status(r.evicted ? 'evicted ' + s.key : s.key + ' is busy: not evicted'); return loadSessions(); })), 'evict'));
+      td.appendChild(confirming('Clear', () => guard(call('POST', '/api/session/clear', { session: s.key })
+        .then(() => { status('cleared ' + s.key); return loadSessions(); })), 'clear'));
+      tr.appendChild(td);
+      return tr;
+    });
+    $('sessions').tBodies[0].replaceChildren(...rows);
+    $('session-count').textContent = rows.length + ' resident sessions';
+  }
+  async function openSession(key, offset) {
+    state.session = key;
+    const limit = 50;
+    if (offset === null) {  // the newest page first
+      const head = await call('GET', '/api/session/history', { session: key, offset: 0, limit: 1 });
+      offset = Math.max(0, head.total - limit);
+    }
+    const [page, turns] = await Promise.all([
+      call('GET', '/api/session/history', { session: key, offset, limit }),
+      call('GET', '/api/session/turns', { session: key })]);
+    state.offset = page.offset;
+    state.total = page.total;
+    $('session-detail').hidden = false;
+    $('detail-key').textContent = key;
+    $('page-info').textContent = (page.total ? (page.offset + 1) + '–' + (page.offset + page.messages.length) : 0) + ' of ' + page.total;
+    $('stored').tBodies[0].replaceChildren(...page.messages.map((m, i) => {
+      const tr = el('tr');
+      tr.appendChild(el('td', page.offset + i + 1, 'num'));
+      tr.appendChild(el('td', m.role));
+      let text = typeof m.content === 'string' ? m.content : JSON.stringify(m.content);
+      if (m.tool_calls) text += (text ? '\n' : '') + m.tool_calls.map((c) => '→ ' + c.function.name + '(' + c.function.arguments + ')').join('\n');
+      tr.appendChild(el('td', text, 'content'));
+      return tr;
+    }));
+    drawChart(turns.turns);
+  }
+  // The context size of each recorded turn: a polyline, compressions marked. SVG made with createElementNS.
+  function drawChart(turns) {
+    const svg = $('chart');
+    const ns = 'http://www.w3.org/2000/svg';
+    const mk = (tag, attrs, text) => {
+      const e = document.createElementNS(ns, tag);
+      for (const k in attrs) e.setAttribute(k, String(attrs[k]));
+      if (text !== undefined) e.textContent = text;
+      return e;
+    };
+    svg.replaceChildren();
+    if (!turns.length) { svg.appendChild(mk('text', { x: 12, y: 24 }, 'no turns recorded yet')); return; }
+    const max = Math.max(1, ...turns.map((t) => t.context_tokens));
+    const w = 640, h = 160, pad = 28;
+    const x = (i) => pad + (turns.length === 1 ? 0 : i * (w - 2 * pad) / (turns.length - 1));
+    const y = (v) => h - pad - v * (h - 2 * pad) / max;
+    svg.appendChild(mk('text', { x: 4, y: 14, 'font-size': 11 }, max + ' tokens'));
+    svg.appendChild(mk('line', { x1: pad, y1: h - pad, x2: w - pad, y2: h - pad, stroke: '#999' }));
+    svg.appendChild(mk('polyline', { points: turns.map((t, i) => x(i) + ',' + y(t.context_tokens)).join(' '), fill: 'none', stroke: '#1f3a5f', 'stroke-width': 2 }));
+    turns.forEach((t, i) => {
+      if (t.compressed) svg.appendChild(mk('circle', { cx: x(i), cy: y(t.context_tokens), r: 4, fill: '#c60' }));
+    });
+    svg.appendChild(mk('text', { x: pad, y: h - 8, 'font-size': 11 }, turns.length + ' turns (orange: compressed)'));
+  }
+
+  function tab(name) {
+    $('memory-pane').hidden = name !== 'memory';
+    $('sessions-pane').hidden = name !== 'sessions';
+    $('tab-memory').classList.toggle('on', name === 'memory');
+    $('tab-sessions').classList.toggle('on', name === 'sessions');
+  }
+
+  async function start() {
+    $('login').hidden = true;
+    const t0 = performance.now();
+    await loadScopes();
+    await Promise.all([loadMemories(), loadSessions()]);
+    if (con.firstPaintMs === null) {
+      // Painted on the next frame: measured from navigation start to the frame after both tables filled.
+      requestAnimationFrame(() => { con.firstPaintMs = performance.now(); con.dataMs = performance.now() - t0; con.ready = true; });
+    }
+    status('');
+  }
+
+  document.addEventListener('DOMContentLoaded', () => {
+    const m = /^#token=(.+)$/.exec(location.hash);
+    if (m) {
+      sessionStorage.setItem('ania-token', decodeURIComponent(m[1]));
+      history.replaceState(null, '', location.pathname);  // out of the address bar and the history
+    }
+    $('tab-memory').addEventListener('click', () => tab('memory'));
+    $('tab-sessions').addEventListener('click', () => { tab('sessions'); guard(loadSessions()); });
+    $('scope').addEventListener('change', () => { state.scope = $('scope').value; $('history').hidden = true; guard(loadMemories()); });
+    let timer = 0;
+    $('search').addEventListener('input', () => { clearTimeout(timer); timer = setTimeout(() => guard(loadMemories()), 200); });
+    $('create').addEventListener('submit', (ev) => guard(createMemory(ev)));
+    $('refresh').addEventListener('click', () => guard(loadSessions()));
+    $('older').addEventListener('click', () => guard(openSession(state.session, Math.max(0, state.offset - 50))));
+    $('newer').addEventListener('click', () => guard(openSession(state.session, state.offset + 50 < state.total ? state.offset + 50 : state.offset)));
+    $('login-go').addEventListener('click', () => {
+      sessionStorage.setItem('ania-token', $('token').value);
+      guard(start());
+    });
+    if (!token()) { showLogin(); return; }
+    guard(start());
+  });
+})();
+)ania";
+
+} // namespace ania::admin
