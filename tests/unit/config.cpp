@@ -62,7 +62,7 @@ TEST_CASE("unknown keys and wrong types are errors naming the key", "[config][ba
         CHECK_THROWS_AS(ania::parse_config(text), ania::error);
     };
     fails(R"({"max_context":1})",
-          "unknown key \"max_context\"; valid keys: max_context_tokens, compress_ratio, llm, compressor, session, history, memory, ocr, postgres, multimodal");
+          "unknown key \"max_context\"; valid keys: max_context_tokens, compress_ratio, llm, compressor, session, history, memory, ocr, postgres, admin, multimodal");
     fails(R"({"session":{"max_idle":5}})",
           "unknown key \"session.max_idle\"; valid keys in session: max_idle_minutes, max_sessions, group_auto_clear");
     fails(R"({"max_context_tokens":"128k"})", "max_context_tokens: expected an integer, got string");

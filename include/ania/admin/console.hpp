@@ -157,6 +157,7 @@ private:
             int yes = 1;
             ::setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, reinterpret_cast<const void*>(&yes), sizeof(yes));
         });
+        server_.set_tcp_nodelay(true);  // headers and body go in two writes: Nagle would hold the second 40 ms
         server_.set_payload_max_length(opt_.max_body);
         server_.set_read_timeout(std::chrono::seconds(10));
         server_.set_write_timeout(std::chrono::seconds(10));
@@ -186,6 +187,7 @@ private:
         server_.Get("/", page(console_html, "text/html; charset=utf-8"));
         server_.Get("/console.js", page(console_js, "text/javascript; charset=utf-8"));
         server_.Get("/console.css", page(console_css, "text/css; charset=utf-8"));
+        server_.Get("/favicon.ico", [](const httplib::Request&, httplib::Response& res) { res.status = 204; });
         const auto serve = [this](const httplib::Request& req, httplib::Response& res) {
             request r;
             r.method = req.method;

@@ -36,6 +36,10 @@ inline constexpr std::string_view console_html = R"ania(<!doctype html>
     <input id="search" type="search" placeholder="Search this scope">
     <span id="count"></span>
   </div>
+  <section id="history" hidden>
+    <h2>Versions of <span id="history-id"></span></h2>
+    <table id="versions"><thead><tr><th>#</th><th>change</th><th>who</th><th>session</th><th>tool call</th><th>when</th><th>content</th><th>tags</th><th></th></tr></thead><tbody></tbody></table>
+  </section>
   <table id="memories"><thead><tr><th>id</th><th>content</th><th>user</th><th>tags</th><th>created</th><th></th></tr></thead><tbody></tbody></table>
   <form id="create" class="bar">
     <input id="new-content" placeholder="New memory for this scope" maxlength="2000">
@@ -43,10 +47,6 @@ inline constexpr std::string_view console_html = R"ania(<!doctype html>
     <input id="new-tags" placeholder="tags, comma separated">
     <button type="submit">Add</button>
   </form>
-  <section id="history" hidden>
-    <h2>Versions of <span id="history-id"></span></h2>
-    <table id="versions"><thead><tr><th>#</th><th>change</th><th>who</th><th>session</th><th>tool call</th><th>when</th><th>content</th><th>tags</th><th></th></tr></thead><tbody></tbody></table>
-  </section>
 </main>
 <main id="sessions-pane" hidden>
   <div class="bar"><span id="session-count"></span><button id="refresh">Refresh</button></div>
@@ -69,6 +69,7 @@ h1{font-size:1.1em;margin:0}h2{font-size:1em}
 .tab.on{color:#fff;border-bottom:2px solid #fff}
 #status{margin-left:auto;font-size:.9em}
 main,#login{padding:1em 1.2em}
+#history{margin-bottom:1.5em}
 .bar{display:flex;gap:.6em;align-items:center;margin:.6em 0}
 table{border-collapse:collapse;width:100%;background:#fff}
 th,td{border-bottom:1px solid #e3e6ea;padding:.35em .5em;text-align:left;vertical-align:top}
@@ -103,12 +104,12 @@ inline constexpr std::string_view console_js = R"ania('use strict';
     return b;
   }
   // A second click confirms (no window.confirm: it blocks automation and looks alike for every action).
-  function confirming(text, onConfirm) {
+  function confirming(text, onConfirm, cls) {
     const b = button(text, () => {
       if (b.dataset.armed) { onConfirm(); return; }
       b.dataset.armed = '1';
       b.textContent = 'Sure? ' + text;
-    }, 'danger');
+    }, 'danger ' + cls);
     return b;
   }
   function status(text, bad) {
@@ -175,7 +176,7 @@ inline constexpr std::string_view console_js = R"ania('use strict';
     actions.appendChild(button('Edit', () => editInPlace(tr, content, m), 'edit'));
     actions.appendChild(button('History', () => guard(showHistory(m.id)), 'history'));
     actions.appendChild(confirming('Delete', () => guard(call('DELETE', '/api/memory', { scope: state.scope, id: m.id })
-      .then(() => { status('deleted ' + m.id); return loadMemories(); }))));
+      .then(() => { status('deleted ' + m.id); return loadMemories(); })), 'delete'));
     tr.appendChild(actions);
     return tr;
   }
@@ -315,8 +316,7 @@ inline constexpr std::string_view console_js = R"ania('use strict';
   async function start() {
     $('login').hidden = true;
     const t0 = performance.now();
-    await loadScopes();
-    await Promise.all([loadMemories(), loadSessions()]);
+    await Promise.all([loadScopes().then(loadMemories), loadSessions()]);
     if (con.firstPaintMs === null) {
       // Painted on the next frame: measured from navigation start to the frame after both tables filled.
       requestAnimationFrame(() => { con.firstPaintMs = performance.now(); con.dataMs = performance.now() - t0; con.ready = true; });

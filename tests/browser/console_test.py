@@ -1,0 +1,201 @@
+#!/usr/bin/env python3
+"""The operator console in a real browser: headless Chromium (Debian's chromium and chromium-driver, driven by
+python3-selenium; scripts/setup.sh installs them) against console_server (a bot on SQLite with a SCRIPTED model).
+
+It loads the page, lists a scope's memories, edits one, opens its history, restores a version and clears a
+session, and checks each through the API afterwards. Memories whose content is an XSS payload are saved
+through the model's memory_save tool first; the page must show them as text and run none of them.
+
+    console_test.py CONSOLE_SERVER [--screenshot FILE] [--memories N] [--sessions N]
+
+Prints the page's first paint (ms from navigation start to the frame after both tables were filled).
+"""
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+
+try:
+    import selenium  # noqa: F401
+except ImportError:  # Debian's python3-selenium, when another python3 comes first on PATH
+    sys.path.append("/usr/lib/python3/dist-packages")
+from selenium import webdriver
+from selenium.webdriver.chrome.service import Service
+from selenium.webdriver.common.by import By
+from selenium.webdriver.common.keys import Keys
+from selenium.webdriver.support.ui import WebDriverWait
+
+# Each would set window.__pwned (or open an alert) if the page ever parsed data as HTML.
+PAYLOADS = [
+    '<img src=x onerror="window.__pwned=1">',
+    '</script><script>window.__pwned=2</script>',
+    '<svg onload="window.__pwned=3"></svg>',
+    '"><iframe srcdoc="<script>parent.__pwned=4</script>"></iframe>',
+]
+
+
+def api(port, token, method, path, body=None):
+    req = urllib.request.Request(f"http://127.0.0.1:{port}{path}", method=method,
+                                 headers={"Authorization": "Bearer " + token, "Content-Type": "application/json"},
+                                 data=None if body is None else json.dumps(body).encode())
+    with urllib.request.urlopen(req, timeout=30) as r:
+        return json.loads(r.read())
+
+
+def find(name):
+    for d in ("/usr/bin", "/usr/lib/chromium"):
+        p = os.path.join(d, name)
+        if os.path.exists(p):
+            return p
+    return shutil.which(name)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("server")
+    ap.add_argument("--screenshot")
+    ap.add_argument("--memories", type=int, default=200)  # memory.max_entries: the most one scope holds
+    ap.add_argument("--sessions", type=int, default=128)
+    args = ap.parse_args()
+
+    chromium, driver_bin = find("chromium"), find("chromedriver")
+    if not chromium or not driver_bin:
+        print("console_test: chromium and chromedriver are needed (scripts/setup.sh installs them)", file=sys.stderr)
+        return 1
+
+    work = tempfile.mkdtemp(prefix="ania-console-")
+    # memory.max_entries (200) is the most a scope holds: the seeds and the payloads make --memories.
+    seeds = args.memories - len(PAYLOADS)
+    server = subprocess.Popen([args.server, work, str(seeds), str(args.sessions)], stdin=subprocess.PIPE,
+                              stdout=subprocess.PIPE, text=True)
+    browser = None
+    try:
+        assert json.loads(server.stdout.readline()) == {"ready": False}
+        for p in PAYLOADS:
+            server.stdin.write(p + "\n")
+        server.stdin.write("serve\n")
+        server.stdin.flush()
+        hello = json.loads(server.stdout.readline())
+        port, token = hello["port"], hello["token"]
+
+        memories = api(port, token, "GET", "/api/memories?scope=g:1")["memories"]
+        assert len(memories) == args.memories, len(memories)
+        saved = {m["content"] for m in memories}
+        for p in PAYLOADS:
+            assert p in saved, f"the model's tool did not save {p!r} verbatim"
+
+        opts = webdriver.ChromeOptions()
+        opts.binary_location = chromium
+        for a in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run",
+                  "--disable-background-networking", "--disable-component-update", "--disable-sync",
+                  "--window-size=1400,1000", "--user-data-dir=" + os.path.join(work, "profile")):
+            opts.add_argument(a)
+        browser = webdriver.Chrome(service=Service(driver_bin), options=opts)
+        wait = WebDriverWait(browser, 30)
+
+        browser.get(f"http://127.0.0.1:{port}/#token={token}")
+        wait.until(lambda b: b.execute_script("return window.aniaConsole && window.aniaConsole.ready"))
+        first_paint = browser.execute_script("return window.aniaConsole.firstPaintMs")
+        data_ms = browser.execute_script("return window.aniaConsole.dataMs")
+        assert "#token" not in browser.current_url, "the token stays in the address bar"
+
+        # The scope's memories, every one, the payloads as text and none of them run.
+        rows = browser.find_elements(By.CSS_SELECTOR, "#memories tbody tr")
+        assert len(rows) == len(memories), (len(rows), len(memories))
+        time.sleep(0.5)  # an image's error event, an iframe's load: give a payload the time to run
+        assert browser.execute_script("return window.__pwned === undefined && parent.__pwned === undefined"), \
+            "a payload ran: " + str(browser.execute_script("return window.__pwned"))
+        cells = [c.text for c in browser.find_elements(By.CSS_SELECTOR, "#memories td.content")]
+        for p in PAYLOADS:
+            assert p in cells, f"{p!r} is not shown as text"
+        assert not browser.find_elements(By.CSS_SELECTOR, "#memories img, #memories iframe, #memories svg, #memories script")
+
+        # Edit one in place.
+        target = memories[-1]["id"]  # the oldest seed
+        row = browser.find_element(By.CSS_SELECTOR, f'#memories tr[data-id="{target}"]')
+        row.find_element(By.CSS_SELECTOR, "button.edit").click()
+        area = row.find_element(By.TAG_NAME, "textarea")
+        area.clear()
+        area.send_keys("edited in the browser")
+        row.find_element(By.CSS_SELECTOR, "button.save").click()
+        wait.until(lambda b: b.find_element(By.CSS_SELECTOR, f'#memories tr[data-id="{target}"] td.content').text == "edited in the browser")
+        now = {m["id"]: m for m in api(port, token, "GET", "/api/memories?scope=g:1")["memories"]}
+        assert now[target]["content"] == "edited in the browser"
+
+        # Its history: the save and the edit, then restore the first version.
+        browser.find_element(By.CSS_SELECTOR, f'#memories tr[data-id="{target}"] button.history').click()
+        wait.until(lambda b: len(b.find_elements(By.CSS_SELECTOR, "#versions tbody tr")) == 2)
+        kinds = [r.find_elements(By.TAG_NAME, "td")[1].text for r in browser.find_elements(By.CSS_SELECTOR, "#versions tbody tr")]
+        assert kinds == ["saved", "updated"], kinds
+        browser.find_element(By.CSS_SELECTOR, '#versions tr[data-seq="1"] button.restore').click()
+        wait.until(lambda b: len(b.find_elements(By.CSS_SELECTOR, "#versions tbody tr")) == 3)
+        after = api(port, token, "GET", f"/api/memory/history?scope=g:1&id={target}")["versions"]
+        assert [v["kind"] for v in after] == ["saved", "updated", "restored"], after
+        assert after[2]["actor"] == "admin"
+        now = {m["id"]: m for m in api(port, token, "GET", "/api/memories?scope=g:1")["memories"]}
+        assert now[target]["content"] == memories[-1]["content"]
+
+        # Search narrows the table.
+        box = browser.find_element(By.ID, "search")
+        box.send_keys("onerror")
+        wait.until(lambda b: len(b.find_elements(By.CSS_SELECTOR, "#memories tbody tr")) < len(memories))
+        box.send_keys(Keys.CONTROL, "a")
+        box.send_keys(Keys.DELETE)
+        wait.until(lambda b: len(b.find_elements(By.CSS_SELECTOR, "#memories tbody tr")) == len(memories))
+
+        # Sessions: open one (its history and chart), then clear another (two clicks: the second confirms).
+        browser.find_element(By.ID, "tab-sessions").click()
+        resident = api(port, token, "GET", "/api/sessions")["sessions"]
+        wait.until(lambda b: len(b.find_elements(By.CSS_SELECTOR, "#sessions tbody tr")) == len(resident))
+        # The most recent two (session.max_sessions may have evicted the oldest of the seeded ones).
+        seeded = [x["key"] for x in resident if x["key"] != "g:1"]  # one turn each: two stored messages
+        shown, cleared = seeded[0], seeded[1]
+        browser.find_element(By.CSS_SELECTOR, f'#sessions tr[data-key="{shown}"] button.open').click()
+        wait.until(lambda b: len(b.find_elements(By.CSS_SELECTOR, "#stored tbody tr")) == 2)
+        assert browser.find_elements(By.CSS_SELECTOR, "#chart polyline")
+        if args.screenshot:
+            browser.find_element(By.ID, "tab-memory").click()
+            browser.find_element(By.CSS_SELECTOR, f'#memories tr[data-id="{target}"] button.history').click()
+            wait.until(lambda b: len(b.find_elements(By.CSS_SELECTOR, "#versions tbody tr")) == 3)
+            browser.execute_script("window.scrollTo(0, 0)")
+            time.sleep(0.3)
+            browser.save_screenshot(os.path.abspath(args.screenshot))
+            browser.find_element(By.ID, "tab-sessions").click()
+        assert api(port, token, "GET", f"/api/session/history?session={cleared}")["total"] == 2
+        wait.until(lambda b: b.find_elements(By.CSS_SELECTOR, f'#sessions tr[data-key="{cleared}"] button.clear'))
+        clear = browser.find_element(By.CSS_SELECTOR, f'#sessions tr[data-key="{cleared}"] button.clear')
+        clear.click()
+        assert api(port, token, "GET", f"/api/session/history?session={cleared}")["total"] == 2  # one click: not yet
+        clear.click()
+        wait.until(lambda b: f"cleared {cleared}" in b.find_element(By.ID, "status").text)
+        assert api(port, token, "GET", f"/api/session/history?session={cleared}")["total"] == 0
+        assert api(port, token, "GET", f"/api/session/history?session={shown}")["total"] == 2
+
+        assert browser.execute_script("return window.__pwned === undefined")
+        # The figure once more with the browser warm (a reload): the first load above includes its start-up.
+        warm = []
+        for _ in range(3):
+            browser.refresh()
+            wait.until(lambda b: b.execute_script("return window.aniaConsole && window.aniaConsole.ready"))
+            warm.append(browser.execute_script(
+                "return [window.aniaConsole.firstPaintMs, performance.getEntriesByName('first-contentful-paint')[0].startTime]"))
+        best = min(warm)
+        print(f"console_test: ok: {len(memories)} memories, {args.sessions} sessions; tables filled and painted "
+              f"{first_paint:.0f} ms after navigation start on the first load ({data_ms:.0f} ms of it the API), "
+              f"{best[0]:.0f} ms on a reload (best of 3; first contentful paint {best[1]:.0f} ms)")
+        return 0
+    finally:
+        if browser:
+            browser.quit()
+        server.stdin.close()
+        server.wait(timeout=30)
+        shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
