@@ -341,7 +341,20 @@ TEST_CASE("many threads in many sessions with the janitor ticking every millisec
                     for (const auto& c : r.turns) replied_lines += c.ok();
                 }
             });
+        // An operator's console meanwhile: snapshots and evictions of the same sessions.
+        std::atomic<bool> done{false};
+        std::size_t seen = 0, evicted = 0;
+        std::thread console([&] {
+            for (int i = 0; !done.load(); ++i) {
+                for (const ania::session_info& s : cache.snapshot()) seen += s.key.size() > 0;
+                evicted += cache.evict("g:" + std::to_string(i % sessions));
+            }
+        });
         for (auto& t : ts) t.join();
+        done = true;
+        console.join();
+        CHECK(seen > 0);
+        CHECK(evicted == cache.counters().evicted_manual);
         for (int s = 0; s < sessions; ++s) CHECK(cache.pending("g:" + std::to_string(s)) == 0);
         CHECK(model.g->lines == threads * messages);  // every message reached the model, merged or alone
     }
@@ -1106,4 +1119,46 @@ TEST_CASE("small_mutex: exclusive under contention, sleepers woken, try_lock, co
         }
         t.join();
     }
+}
+
+TEST_CASE("snapshot and evict: what an operator sees of each session; a responding or queued session is not evicted", "[session][eviction][threads]") {
+    rig r;
+    auto cache = r.make();
+    REQUIRE(cache->respond("g:1", "hello").status == ania::respond_status::replied);
+    r.clock.advance(5s);
+    r.model.hold();
+    std::thread answering([&] { (void)cache->respond("g:2", "a long answer"); });
+    r.model.wait_inside();
+    CHECK(cache->respond("g:2", "and another thing").status == ania::respond_status::queued);
+    std::vector<ania::session_info> snap = cache->snapshot();
+    std::sort(snap.begin(), snap.end(), [](const auto& a, const auto& b) { return a.key < b.key; });
+    REQUIRE(snap.size() == 2);
+    CHECK(snap[0].key == "g:1");
+    CHECK(snap[0].idle == 5s);
+    CHECK(snap[0].messages == 2);
+    CHECK(snap[0].tokens > 0);
+    CHECK(snap[0].bytes > 0);
+    CHECK_FALSE(snap[0].responding);
+    CHECK(snap[0].pending == 0);
+    CHECK_FALSE(snap[0].since_compression);
+    CHECK(snap[1].key == "g:2");
+    CHECK(snap[1].responding);
+    CHECK(snap[1].pending == 1);
+    CHECK_FALSE(cache->evict("g:2"));  // responding, with a message queued: kept
+    CHECK_FALSE(cache->evict("g:9"));  // not resident
+    r.model.release();
+    answering.join();
+    CHECK(cache->evict("g:1"));
+    CHECK_FALSE(cache->contains("g:1"));
+    CHECK(cache->counters().evicted_manual == 1);
+    REQUIRE_FALSE(r.evicted->empty());
+    CHECK(r.evicted->back() == std::pair<std::string, ania::evict_reason>{"g:1", ania::evict_reason::manual});
+    // Its history is in the store: it comes back on its next message.
+    REQUIRE(cache->respond("g:1", "again").turns.at(0).ok());
+    r.writer.flush();
+    CHECK(r.store.load("g:1").size() == 4);
+    // A clear zeroes what the snapshot shows.
+    cache->clear("g:2");
+    for (const auto& s : cache->snapshot())
+        if (s.key == "g:2") CHECK(s.messages == 0);
 }
