@@ -81,15 +81,29 @@ TEST_CASE("crash: a writer killed with SIGKILL at random moments never leaves a 
     std::uniform_int_distribution<int> delay_us(500, 15000);
     int killed_mid_run = 0;
     for (int round = 0; round < 120; ++round) {
+        // The random moment is counted from the child's first committed write: on a loaded machine (a
+        // sanitizer build, another test beside it) opening the file alone can outlast the longest delay.
+        int ready[2];
+        REQUIRE(pipe(ready) == 0);
         const pid_t child = fork();
         REQUIRE(child >= 0);
         if (child == 0) {
+            close(ready[0]);
             ania::sqlite_store store(path, quiet());
             for (int i = 0;; ++i) {
                 store.append("g:" + std::to_string(i % 3), ania::testing::sample_turn(std::to_string(round) + "-" + std::to_string(i)));
                 if (i % 7 == 0) store.replace("f:9", ania::testing::sample_turn("r" + std::to_string(i)));
+                if (i == 0) {
+                    const char one = 1;
+                    (void)!write(ready[1], &one, 1);
+                    close(ready[1]);
+                }
             }
         }
+        close(ready[1]);
+        char got = 0;
+        REQUIRE(read(ready[0], &got, 1) == 1);  // its first turn and replace are committed
+        close(ready[0]);
         std::this_thread::sleep_for(std::chrono::microseconds(delay_us(rng)));
         kill(child, SIGKILL);
         int status = 0;

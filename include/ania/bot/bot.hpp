@@ -142,7 +142,7 @@ public:
     [[nodiscard]] const log_sink& log() const noexcept { return log_; }
     /// The port of the operator's console (admin.enabled), else -1.
     [[nodiscard]] int admin_port() const noexcept { return console_ ? console_->port() : -1; }
-    /// Each session's recent turns (what the console's chart shows).
+    /// Each session's recent turns (what the console's chart shows; recorded when admin.enabled).
     [[nodiscard]] const admin::turn_log& turns() const noexcept { return turns_; }
     /// What images become for the main model (multimodal, described by the vision model, or markers).
     [[nodiscard]] typename bot_images<client_type>::mode image_mode() const noexcept { return images_.current(); }
@@ -159,10 +159,12 @@ private:
           archive_(archive_from_config()), parts_(std::move(p)), images_(image_policy()), agent_opt_(agent_defaults_from_config()) {
         session_options so = from_config<session_options>(cfg_);
         so.log = log_;
-        so.on_reply = [this](std::string_view key, const chat_result& r) {  // the console's chart, then the user's
-            turns_.record(key, r);
-            if (opt_.on_reply) opt_.on_reply(key, r);
-        };
+        so.on_reply = opt_.on_reply;
+        if (cfg_.admin.enabled)  // the console's chart: each session's recent turns, then the user's callback
+            so.on_reply = [this](std::string_view key, const chat_result& r) {
+                turns_.record(key, r);
+                if (opt_.on_reply) opt_.on_reply(key, r);
+            };
         if (opt_.adjust_sessions) opt_.adjust_sessions(so);
         sessions_ = std::make_unique<sessions_type>([this](const std::string& key) { return make_agent(key); }, std::move(so),
                                                     parts_.clock);
