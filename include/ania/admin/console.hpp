@@ -51,7 +51,7 @@ struct console_options {
     std::string listen{defaults::admin_listen};  ///< host:port (port 0: any free port, see console::port)
     std::string token;                           ///< required: a console never runs open
     std::size_t max_body = defaults::admin_max_body;
-    double requests_per_second = defaults::admin_requests_per_second;  ///< per remote address
+    double requests_per_second = defaults::admin_requests_per_second;  ///< per remote address; 0: no limit
     double burst = defaults::admin_burst;
     log_sink log = stderr_log_sink();
 };
