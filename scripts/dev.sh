@@ -23,7 +23,7 @@ configure() {
   local dir=$1 cxx=$2
   shift 2
   if [ -f "$dir/build.ninja" ]; then
-    meson configure "$dir" "$@" >/dev/null
+    meson setup --reconfigure "$dir" "$@" >/dev/null  # (meson configure would refuse an option added since)
   else
     CXX=$cxx meson setup "$dir" "$@" >/dev/null
   fi
@@ -80,40 +80,46 @@ sys.exit(1 if failed or passed == 0 else 0)
 PY
 }
 
-# consumers PREFIX_BUILD: ania used as a Meson subproject, through its .pc files, and through CMake.
+# consumers: ania used as a Meson subproject, through its .pc files, and through CMake; the three at once (each
+# is a build of a few files: together they keep both cores busy).
+consumer_subproject() {
+  local src=$1
+  mkdir -p "$src/subproject/subprojects"
+  ln -sfn ../../../.. "$src/subproject/subprojects/ania"
+  meson setup "$out/consumer-subproject" "$src/subproject" >"$out/consumer-subproject.log" 2>&1 &&
+    ninja -C "$out/consumer-subproject" >>"$out/consumer-subproject.log" 2>&1 &&
+    meson test -C "$out/consumer-subproject" >>"$out/consumer-subproject.log" 2>&1 &&
+    python3 "$src/check_subproject_targets.py" "$out/consumer-subproject" >>"$out/consumer-subproject.log" 2>&1
+}
+consumer_pkgconfig() {
+  local src=$1 prefix=$2
+  local pc_path=$prefix/share/pkgconfig  # the compiled-mode .pc files are in the (arch-dependent) libdir
+  for d in "$prefix"/lib*/pkgconfig "$prefix"/lib/*/pkgconfig; do [ -d "$d" ] && pc_path+=:$d; done
+  PKG_CONFIG_PATH=$pc_path meson setup --wrap-mode=nofallback "$out/consumer-pkgconfig" "$src/pkgconfig" \
+      >"$out/consumer-pkgconfig.log" 2>&1 &&
+    ninja -C "$out/consumer-pkgconfig" >>"$out/consumer-pkgconfig.log" 2>&1 &&
+    meson test -C "$out/consumer-pkgconfig" >>"$out/consumer-pkgconfig.log" 2>&1
+}
+consumer_cmake() {
+  local src=$1 prefix=$2
+  cmake -S "$src/cmake" -B "$out/consumer-cmake" -DCMAKE_PREFIX_PATH="$prefix" >"$out/consumer-cmake.log" 2>&1 &&
+    cmake --build "$out/consumer-cmake" >>"$out/consumer-cmake.log" 2>&1 &&
+    "$out/consumer-cmake/app" >>"$out/consumer-cmake.log" 2>&1 &&
+    "$out/consumer-cmake/app-openai" >>"$out/consumer-cmake.log" 2>&1
+}
 consumers() {
   local src=$root/tests/consumer prefix=$root/$out/prefix
   rm -rf "$prefix" "$out/consumer-"*
   meson install -C "$out/gcc" --quiet >/dev/null
-  local results=()
-  mkdir -p "$src/subproject/subprojects"
-  ln -sfn ../../../.. "$src/subproject/subprojects/ania"
-  if meson setup "$out/consumer-subproject" "$src/subproject" >"$out/consumer-subproject.log" 2>&1 &&
-     ninja -C "$out/consumer-subproject" >>"$out/consumer-subproject.log" 2>&1 &&
-     meson test -C "$out/consumer-subproject" >>"$out/consumer-subproject.log" 2>&1 &&
-     python3 "$src/check_subproject_targets.py" "$out/consumer-subproject" >>"$out/consumer-subproject.log" 2>&1; then
-    results+=(consumer-subproject=ok)
-  else
-    tail -30 "$out/consumer-subproject.log"; results+=(consumer-subproject=fail)
-  fi
-  local pc_path=$prefix/share/pkgconfig  # the compiled-mode .pc files are in the (arch-dependent) libdir
-  for d in "$prefix"/lib*/pkgconfig "$prefix"/lib/*/pkgconfig; do [ -d "$d" ] && pc_path+=:$d; done
-  if PKG_CONFIG_PATH=$pc_path meson setup --wrap-mode=nofallback "$out/consumer-pkgconfig" "$src/pkgconfig" \
-       >"$out/consumer-pkgconfig.log" 2>&1 &&
-     ninja -C "$out/consumer-pkgconfig" >>"$out/consumer-pkgconfig.log" 2>&1 &&
-     meson test -C "$out/consumer-pkgconfig" >>"$out/consumer-pkgconfig.log" 2>&1; then
-    results+=(consumer-pkgconfig=ok)
-  else
-    tail -30 "$out/consumer-pkgconfig.log"; results+=(consumer-pkgconfig=fail)
-  fi
-  if cmake -S "$src/cmake" -B "$out/consumer-cmake" -DCMAKE_PREFIX_PATH="$prefix" >"$out/consumer-cmake.log" 2>&1 &&
-     cmake --build "$out/consumer-cmake" >>"$out/consumer-cmake.log" 2>&1 &&
-     "$out/consumer-cmake/app" >>"$out/consumer-cmake.log" 2>&1 &&
-     "$out/consumer-cmake/app-openai" >>"$out/consumer-cmake.log" 2>&1; then
-    results+=(consumer-cmake=ok)
-  else
-    tail -30 "$out/consumer-cmake.log"; results+=(consumer-cmake=fail)
-  fi
+  local kinds=(subproject pkgconfig cmake) pids=() results=() i
+  for k in "${kinds[@]}"; do "consumer_$k" "$src" "$prefix" & pids+=($!); done
+  for i in "${!kinds[@]}"; do
+    if wait "${pids[$i]}"; then
+      results+=("consumer-${kinds[$i]}=ok")
+    else
+      tail -30 "$out/consumer-${kinds[$i]}.log"; results+=("consumer-${kinds[$i]}=fail")
+    fi
+  done
   CONSUMER_RESULTS=("${results[@]}")
 }
 
@@ -137,8 +143,8 @@ case "$cmd" in
     # tests, the benchmarks' compile, the unit tests and the quickstart once more in compiled mode): clang parses
     # these in half of g++'s time. The fuzz replays are left to
     # the fuzz step below, whose libFuzzer binaries (ASan+UBSan too) run the corpus and every regression first.
-    configure "$out/gcc" g++ --werror -Dbench=disabled -Ddebug=false -Dheader_tests=false -Dfuzz_replay=false -Dcompiled_tests=false --prefix="$root/$out/prefix"
-    configure "$out/clang" clang++ --werror -Dbench=enabled -Doptimization=0 -Db_sanitize=address,undefined -Db_lundef=false -Dfuzz_replay=false
+    configure "$out/gcc" g++ --werror -Dbench=disabled -Ddebug=false -Dheader_tests=false -Dfuzz_replay=false -Dtest_modes=header_only --prefix="$root/$out/prefix"
+    configure "$out/clang" clang++ --werror -Dbench=enabled -Doptimization=0 -Db_sanitize=address,undefined -Db_lundef=false -Dfuzz_replay=false -Dtest_modes=compiled
     # ThreadSanitizer over the tests whose behaviour is about threads only (the writer, the memory manager's and
     # the agent's threaded cases, kept in memory_threads.cpp and agent_threads.cpp for this, the sessions): any
     # report fails.
@@ -167,15 +173,26 @@ case "$cmd" in
     ninja -C "$out/fuzz" $(for t in message config memory_tools transcript stored_row stream; do echo fuzz/fuzz_$t; done) >"$out/fuzz.build.log" 2>&1 ||
       { tail -30 "$out/fuzz.build.log"; exit 1; }
     export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
-    failed=0
-    for t in message config memory_tools transcript stored_row stream; do
+    # Two targets at a time (each is one thread): both cores busy, half the wall time.
+    fuzz_one() {
+      local t=$1
       mkdir -p "$out/fuzz-corpus/$t"
-      if "$out/fuzz/fuzz/fuzz_$t" -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 -print_final_stats=0            -artifact_prefix="$out/fuzz-crash-$t-" "$out/fuzz-corpus/$t" fuzz/corpus/$t fuzz/regressions/$t >"$out/fuzz-$t.log" 2>&1; then
+      if "$out/fuzz/fuzz/fuzz_$t" -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 -print_final_stats=0 \
+           -artifact_prefix="$out/fuzz-crash-$t-" "$out/fuzz-corpus/$t" fuzz/corpus/$t fuzz/regressions/$t >"$out/fuzz-$t.log" 2>&1; then
         echo "fuzz $t: ok ($(grep -c . "$out/fuzz-$t.log") log lines, $(ls "$out/fuzz-corpus/$t" | wc -l) new inputs)"
       else
-        echo "fuzz $t: FAILED"; tail -40 "$out/fuzz-$t.log"; failed=1
+        echo "fuzz $t: FAILED (the log's tail follows below)"; return 1
+      fi
+    }
+    failed=0 pids=() names=()
+    for t in message config memory_tools transcript stored_row stream; do
+      fuzz_one "$t" & pids+=($!) names+=("$t")
+      if [ ${#pids[@]} -eq 2 ]; then
+        wait "${pids[0]}" || { failed=1; tail -40 "$out/fuzz-${names[0]}.log"; }
+        pids=("${pids[@]:1}") names=("${names[@]:1}")
       fi
     done
+    for i in "${!pids[@]}"; do wait "${pids[$i]}" || { failed=1; tail -40 "$out/fuzz-${names[$i]}.log"; }; done
     exit $failed
     ;;
   coverage)

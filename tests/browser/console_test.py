@@ -26,6 +26,7 @@ except ImportError:  # Debian's python3-selenium, when another python3 comes fir
     sys.path.append("/usr/lib/python3/dist-packages")
 from selenium import webdriver
 from selenium.webdriver.chrome.service import Service
+from selenium.common.exceptions import StaleElementReferenceException
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support.ui import WebDriverWait
@@ -96,7 +97,9 @@ def main():
                   "--window-size=1400,1000", "--user-data-dir=" + os.path.join(work, "profile")):
             opts.add_argument(a)
         browser = webdriver.Chrome(service=Service(driver_bin), options=opts)
-        wait = WebDriverWait(browser, 30)
+        # A table is rebuilt whole after each change: an element found may be gone when it is read. Looked
+        # for again on the next poll (seen once: a row read while the edit's reload replaced it).
+        wait = WebDriverWait(browser, 30, ignored_exceptions=(StaleElementReferenceException,))
 
         browser.get(f"http://127.0.0.1:{port}/#token={token}")
         wait.until(lambda b: b.execute_script("return window.aniaConsole && window.aniaConsole.ready"))

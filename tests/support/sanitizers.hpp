@@ -14,3 +14,14 @@
 #define ANIA_TEST_TSAN 1
 #endif
 #endif
+
+namespace ania_test {
+/// Rounds of a stress case under a sanitizer: a round runs 10-20x slower there (a thread start under TSan far
+/// more), and what the sanitizer watches for (a race, a use after free) needs an ordering once, not thousands
+/// of times. The plain builds keep the full count.
+#if defined(ANIA_TEST_ASAN) || defined(ANIA_TEST_TSAN)
+inline constexpr int stress_rounds(int rounds) { return rounds / 5; }
+#else
+inline constexpr int stress_rounds(int rounds) { return rounds; }
+#endif
+} // namespace ania_test
