@@ -14,17 +14,11 @@
 #include <ania/bot/bot.hpp>
 
 #include "bench_data.hpp"
+#include "instant_client.hpp"
 
 namespace {
 
-/// Answers at once, reading only the newest message (a real client serialises the request: see
-/// request_to_json).
-struct instant_client {
-    ania::completion complete(const ania::chat_request& req) {
-        const bool asked = req.messages.back().role == ania::role::user;
-        return ania::completion::success(ania::message::assistant(asked ? "好的，收到。" : "嗯。"), {1200, 8, 1208, {}});
-    }
-};
+using ania_bench::instant_client;
 
 void agent_turn(benchmark::State& state, const char* data) {
     const ania_test::conversation c = ania_test::load_conversation(data);

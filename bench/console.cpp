@@ -21,15 +21,11 @@
 #include <ania/bot/bot.hpp>
 
 #include "bench_data.hpp"
+#include "instant_client.hpp"
 
 namespace {
 
-struct instant_client {
-    ania::completion complete(const ania::chat_request& req) {
-        const bool asked = req.messages.back().role == ania::role::user;
-        return ania::completion::success(ania::message::assistant(asked ? "好的，收到。" : "嗯。"), {1200, 8, 1208, {}});
-    }
-};
+using ania_bench::instant_client;
 using bot_t = ania::basic_bot<ania::bot_traits<instant_client, ania::ram_store>>;
 
 void bot_respond_with_console(benchmark::State& state, int listeners) {

@@ -141,6 +141,32 @@ TEST_CASE("console: past the rate limit an address gets 429, before its token is
     CHECK(limited == 3);
 }
 
+TEST_CASE("console: the rate limiter's table is bounded, and new addresses cannot reset a refused one", "[console][admin]") {
+    using lim = ania::admin::detail::rate_limiter;
+    lim l(1, 2, 4);  // 1 request/s, burst 2, at most 4 addresses
+    const lim::clock::time_point t0 = lim::clock::now();
+    for (const char* a : {"a", "b", "c", "d"}) {
+        CHECK(l.allow(a, t0));
+        CHECK(l.allow(a, t0));
+        CHECK_FALSE(l.allow(a, t0));  // each spent its burst
+    }
+    CHECK(l.addresses() == 4);
+    // A flood of new addresses while all four are spent: they share one overflow bucket, the table stays at 4,
+    // and "a" stays refused (emptying the table would have given it a fresh burst).
+    int admitted = 0;
+    for (int i = 0; i < 100; ++i) admitted += l.allow("new" + std::to_string(i), t0);
+    CHECK(admitted == 2);
+    CHECK(l.addresses() == 4);
+    CHECK_FALSE(l.allow("a", t0));
+    // Two seconds later the four have refilled (the same as no bucket): a new address finds a place.
+    const auto t2 = t0 + std::chrono::seconds(2);
+    CHECK(l.allow("e", t2));
+    CHECK(l.addresses() == 1);
+    CHECK(l.allow("e", t2));
+    CHECK_FALSE(l.allow("e", t2));
+    CHECK(l.allow("a", t2));  // refilled, a fresh bucket
+}
+
 TEST_CASE("console: the constant-time token compare", "[console][admin]") {
     using ania::admin::detail::same_secret;
     CHECK(same_secret("abc", "abc"));

@@ -81,34 +81,56 @@ namespace detail {
     return diff == 0;
 }
 
-/// A token bucket per remote address (bounded: the table is emptied when it holds 4096 addresses).
+/// A token bucket per remote address, at most `max_addresses` of them. When the table is full, the buckets that
+/// have refilled (the same as no bucket) are dropped, at most once a second; until a place frees up, new
+/// addresses share one overflow bucket. The addresses already known keep theirs: a flood of new addresses
+/// cannot reset the limit of one that is being refused.
 class rate_limiter {
 public:
-    rate_limiter(double per_second, double burst) : rate_(per_second), burst_(burst) {}
-    [[nodiscard]] bool allow(const std::string& who) {
+    using clock = std::chrono::steady_clock;
+    rate_limiter(double per_second, double burst, std::size_t max_addresses = 4096)
+        : rate_(per_second), burst_(burst), max_(max_addresses), overflow_{burst, clock::time_point{}} {}
+    [[nodiscard]] bool allow(const std::string& who) { return allow(who, clock::now()); }
+    [[nodiscard]] bool allow(const std::string& who, clock::time_point now) {
         if (rate_ <= 0) return true;
-        const auto now = std::chrono::steady_clock::now();
         std::lock_guard l(m_);
-        if (buckets_.size() >= 4096 && buckets_.find(who) == buckets_.end()) buckets_.clear();
-        auto [it, fresh] = buckets_.try_emplace(who, bucket{burst_, now});
-        bucket& b = it->second;
-        if (!fresh) {
-            b.tokens = std::min(burst_, b.tokens + std::chrono::duration<double>(now - b.at).count() * rate_);
-            b.at = now;
+        auto it = buckets_.find(who);
+        if (it == buckets_.end()) {
+            if (buckets_.size() >= max_ && now >= next_sweep_) sweep(now);
+            if (buckets_.size() >= max_) return take(overflow_, now);
+            it = buckets_.try_emplace(who, bucket{burst_, now}).first;
         }
-        if (b.tokens < 1) return false;
-        b.tokens -= 1;
-        return true;
+        return take(it->second, now);
+    }
+    [[nodiscard]] std::size_t addresses() {
+        std::lock_guard l(m_);
+        return buckets_.size();
     }
 
 private:
     struct bucket {
         double tokens;
-        std::chrono::steady_clock::time_point at;
+        clock::time_point at;
     };
+    bool take(bucket& b, clock::time_point now) const {
+        b.tokens = std::min(burst_, b.tokens + std::chrono::duration<double>(now - b.at).count() * rate_);
+        b.at = now;
+        if (b.tokens < 1) return false;
+        b.tokens -= 1;
+        return true;
+    }
+    void sweep(clock::time_point now) {
+        std::erase_if(buckets_, [&](const auto& kv) {
+            return kv.second.tokens + std::chrono::duration<double>(now - kv.second.at).count() * rate_ >= burst_;
+        });
+        next_sweep_ = now + std::chrono::seconds(1);  // a sweep is O(table): not once per new address
+    }
     double rate_, burst_;
+    std::size_t max_;
     std::mutex m_;
     std::map<std::string, bucket> buckets_;
+    bucket overflow_;
+    clock::time_point next_sweep_{};
 };
 } // namespace detail
 

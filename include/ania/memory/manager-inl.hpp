@@ -9,8 +9,10 @@
 #include <exception>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <random>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -199,45 +201,49 @@ auto basic_manager<Traits>::forget(const scope& s, std::string_view id) -> forge
     }
 }
 
+namespace detail {
+/// A versioned backend's write returns the scope's new version; an unversioned one's returns nothing: 0.
+template <class F>
+std::uint64_t version_of(F&& write) {
+    if constexpr (std::is_void_v<std::invoke_result_t<F&>>) {
+        write();
+        return 0;
+    } else {
+        return write();
+    }
+}
+} // namespace detail
+
+template <class Traits>
+template <class Note, class Call>
+auto basic_manager<Traits>::recorded(Note&& note, Call&& call) {
+    if constexpr (history_memory_backend<backend_type>) {
+        if (recording()) return call(note());
+    }
+    return call();
+}
+
 template <class Traits>
 auto basic_manager<Traits>::backend_update(const scope& s, const entry& e, change_kind kind, const entry& before) -> std::uint64_t {
-    if constexpr (history_memory_backend<backend_type>) {
-        if (recording()) {
-            const version_note n = version_note::of(kind, e, ania::detail::utc_timestamp(clock_.now()), &before, opt_.versions_kept);
-            if constexpr (versioned_memory_backend<backend_type>) return backend_.update(s, e, n);
-            else { backend_.update(s, e, n); return 0; }
-        }
-    }
-    if constexpr (versioned_memory_backend<backend_type>) return backend_.update(s, e);
-    else { backend_.update(s, e); return 0; }
+    return recorded([&] { return version_note::of(kind, e, ania::detail::utc_timestamp(clock_.now()), &before, opt_.versions_kept); },
+                    [&](const auto&... note) { return detail::version_of([&] { return backend_.update(s, e, note...); }); });
 }
 
 template <class Traits>
 auto basic_manager<Traits>::backend_erase(const scope& s, const entry& before) -> std::uint64_t {
-    if constexpr (history_memory_backend<backend_type>) {
-        if (recording()) {
-            const version_note n =
-                version_note::of(change_kind::forgotten, before, ania::detail::utc_timestamp(clock_.now()), &before, opt_.versions_kept);
-            if constexpr (versioned_memory_backend<backend_type>) return backend_.erase(s, before.id, n);
-            else { backend_.erase(s, before.id, n); return 0; }
-        }
-    }
-    if constexpr (versioned_memory_backend<backend_type>) return backend_.erase(s, before.id);
-    else { backend_.erase(s, before.id); return 0; }
+    return recorded(
+        [&] { return version_note::of(change_kind::forgotten, before, ania::detail::utc_timestamp(clock_.now()), &before, opt_.versions_kept); },
+        [&](const auto&... note) { return detail::version_of([&] { return backend_.erase(s, before.id, note...); }); });
 }
 
 template <class Traits>
 auto basic_manager<Traits>::backend_insert(const scope& s, const entry& e, std::uint64_t expected, change_kind kind)
     -> std::optional<std::uint64_t> {
-    if constexpr (history_memory_backend<backend_type>) {
-        if (recording()) {
-            const version_note n = version_note::of(kind, e, e.created_at, nullptr, opt_.versions_kept);
-            if constexpr (versioned_memory_backend<backend_type>) return backend_.insert_if(s, e, expected, n);
-            else { backend_.insert(s, e, n); return 0; }
-        }
-    }
-    if constexpr (versioned_memory_backend<backend_type>) return backend_.insert_if(s, e, expected);
-    else { backend_.insert(s, e); return 0; }
+    return recorded([&] { return version_note::of(kind, e, e.created_at, nullptr, opt_.versions_kept); },
+                    [&](const auto&... note) -> std::optional<std::uint64_t> {
+                        if constexpr (versioned_memory_backend<backend_type>) return backend_.insert_if(s, e, expected, note...);
+                        else { backend_.insert(s, e, note...); return 0; }
+                    });
 }
 
 template <class Traits>
@@ -261,23 +267,19 @@ auto basic_manager<Traits>::restore(const scope& s, std::string_view id, std::ui
         std::lock_guard lock(sl.mutex);
         detail::scope_index& si = index_of(sl, s);
         const std::size_t i = si.find(id);
-        entry e;
-        if (i != detail::scope_index::npos) {
-            e = si.entries[i];
-            e.content = it->content;
-            e.user_id = it->user_id;
-            e.tags = it->tags;
-            e.embedding = std::move(vec);
+        const bool forgotten = i == detail::scope_index::npos;
+        if (forgotten && si.entries.size() >= opt_.max_entries) { r.status = update_status::full; return r; }
+        entry e = forgotten ? entry{} : si.entries[i];
+        e.content = it->content;
+        e.user_id = it->user_id;
+        e.tags = it->tags;
+        e.embedding = std::move(vec);
+        if (!forgotten) {
             write_backend(si, [&] { return backend_update(s, e, change_kind::restored, si.entries[i]); });
             detail::indexed_entry x = engine_->indexer.make(si.vocab, e);
             si.assign(i, e, std::move(x));
         } else {
-            if (si.entries.size() >= opt_.max_entries) { r.status = update_status::full; return r; }
             e.id = std::string(id);
-            e.content = it->content;
-            e.user_id = it->user_id;
-            e.tags = it->tags;
-            e.embedding = std::move(vec);
             e.created_at = next_timestamp(si);
             const std::optional<std::uint64_t> v = backend_insert(s, e, si.version, change_kind::restored);
             if constexpr (versioned_memory_backend<backend_type>) {

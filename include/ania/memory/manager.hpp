@@ -181,6 +181,10 @@ private:
     /// The backend's insert_if (versioned backends) or insert, with the version when recording: nullopt when the
     /// scope moved past `expected`.
     std::optional<std::uint64_t> backend_insert(const scope& s, const entry& e, std::uint64_t expected, change_kind kind);
+    /// The one place that decides whether a backend call carries a version: `call(note())` when recording,
+    /// else `call()` (a backend without history is never asked with one).
+    template <class Note, class Call>
+    auto recorded(Note&& note, Call&& call);
 
     /// One scope's index behind its own lock: operations on different scopes run in parallel. Slots are made
     /// once and never freed (reload() empties one), so a reference stays valid without the map's lock.
