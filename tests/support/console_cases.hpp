@@ -121,6 +121,20 @@ TEMPLATE_TEST_CASE("console: every memory route over HTTP; provenance as the pag
     CHECK(bot.memory().get(ania::memory::scope::from("g:1"), id)->content == "小明喜欢拿铁");
     CHECK(op.json_of("DELETE", "/api/memory", {{"scope", "g:1"}, {"id", id2}})["deleted"] == id2);
     CHECK(op.json_of("GET", "/api/memories", {{"scope", "g:1"}})["memories"].size() == 1);
+    // The page's first view in one request: the scopes, the first scope's memories (or the one asked for),
+    // the resident sessions; the same as the routes of each.
+    const auto overview = op.json_of("GET", "/api/overview");
+    CHECK(overview["scopes"] == op.json_of("GET", "/api/scopes")["scopes"]);
+    CHECK(overview["scope"] == "g:1");
+    REQUIRE(overview["memories"].size() == 1);
+    CHECK(overview["memories"] == op.json_of("GET", "/api/memories", {{"scope", "g:1"}})["memories"]);
+    REQUIRE(overview["sessions"].size() == 1);  // as /api/sessions (idle_ms moves between two calls)
+    CHECK(overview["sessions"][0]["key"] == "g:1");
+    CHECK(overview["sessions"][0]["messages"] == op.json_of("GET", "/api/sessions")["sessions"][0]["messages"]);
+    const auto other = op.json_of("GET", "/api/overview", {{"scope", "f:9"}});  // the scope asked for, not the first
+    CHECK(other["scope"] == "f:9");
+    CHECK(other["memories"].empty());
+    CHECK(op.call("POST", "/api/overview")->status == 405);
     // Every change is logged with the operator's address.
     CHECK(log.count("admin: 127.0.0.1 updated g:1") == 1);
     CHECK(log.count("admin: 127.0.0.1 restored version 1 of g:1") == 1);
@@ -142,6 +156,7 @@ TEMPLATE_TEST_CASE("console: every memory route over HTTP; provenance as the pag
     for (const std::string& bad : bad_scopes()) {
         INFO("scope: " << bad);
         CHECK(op.call("GET", "/api/memories", {{"scope", bad}})->status == 400);
+        if (!bad.empty()) CHECK(op.call("GET", "/api/overview", {{"scope", bad}})->status == 400);  // none: the first
         CHECK(op.call("PUT", "/api/memory", {{"scope", bad}, {"id", id}}, R"({"content":"pwned"})")->status == 400);
         CHECK(op.call("DELETE", "/api/memory", {{"scope", bad}, {"id", id}})->status == 400);
         CHECK(op.call("GET", "/api/memory/history", {{"scope", bad}, {"id", id}})->status == 400);
@@ -185,10 +200,26 @@ TEMPLATE_TEST_CASE("console: every memory route over HTTP; provenance as the pag
     const auto page = cli.Get("/");
     REQUIRE(page);
     CHECK(page->status == 200);
-    CHECK(page->get_header_value("Content-Security-Policy").find("script-src 'self'") != std::string::npos);
-    CHECK(page->get_header_value("Content-Security-Policy").find("unsafe-inline") == std::string::npos);
+    // The policy allows exactly the page's one inline script and one style sheet, by their SHA-256 (an
+    // injected one would not match), and nothing inline besides.
+    const std::string csp = page->get_header_value("Content-Security-Policy");
+    const auto inline_text = [&](std::string_view open, std::string_view close) {
+        const std::size_t a = page->body.find(open);
+        REQUIRE(a != std::string::npos);
+        REQUIRE(page->body.find(open, a + 1) == std::string::npos);  // one of each
+        const std::size_t b = page->body.find(close, a);
+        REQUIRE(b != std::string::npos);
+        return page->body.substr(a + open.size(), b - a - open.size());
+    };
+    const std::string script = inline_text("<script>", "</script>"), style = inline_text("<style>", "</style>");
+    CHECK(script.find("textContent") != std::string::npos);
+    CHECK(csp.find("script-src " + ania::admin::detail::csp_hash(script) + ";") != std::string::npos);
+    CHECK(csp.find("style-src " + ania::admin::detail::csp_hash(style) + ";") != std::string::npos);
+    CHECK(csp.find("default-src 'none'") != std::string::npos);
+    CHECK(csp.find("unsafe-inline") == std::string::npos);
+    CHECK(csp.find("'self'; style-src") == std::string::npos);  // no script from a URL either
     CHECK(page->get_header_value("X-Content-Type-Options") == "nosniff");
-    CHECK(page->body.find("<script>") == std::string::npos);  // no inline script for the policy to allow
+    CHECK(cli.Get("/console.js")->status == 404);  // inlined: nothing else to fetch
     const auto api = op.call("GET", "/api/scopes");
     CHECK(api->get_header_value("X-Content-Type-Options") == "nosniff");
     CHECK(api->get_header_value("Content-Type").rfind("application/json", 0) == 0);

@@ -167,6 +167,19 @@ TEST_CASE("console: the rate limiter's table is bounded, and new addresses canno
     CHECK(l.allow("a", t2));  // refilled, a fresh bucket
 }
 
+TEST_CASE("console: the CSP hash sources (RFC 4648 base64 of SHA-256)", "[console][admin]") {
+    using ania::admin::detail::base64;
+    const auto b64 = [](std::string_view s) { return base64(reinterpret_cast<const std::uint8_t*>(s.data()), s.size()); };
+    CHECK(b64("") == "");
+    CHECK(b64("f") == "Zg==");
+    CHECK(b64("fo") == "Zm8=");
+    CHECK(b64("foo") == "Zm9v");
+    CHECK(b64("foobar") == "Zm9vYmFy");
+    CHECK(b64("\xff\xfe\xfd") == "//79");
+    CHECK(ania::admin::detail::csp_hash("") == "'sha256-47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU='");
+    CHECK(ania::admin::detail::csp_hash("abc") == "'sha256-ungWv48Bz+pBQUDeXa4iI7ADYaOWF3qctBD/YfIAFa0='");
+}
+
 TEST_CASE("console: the constant-time token compare", "[console][admin]") {
     using ania::admin::detail::same_secret;
     CHECK(same_secret("abc", "abc"));

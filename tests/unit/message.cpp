@@ -367,6 +367,43 @@ TEST_CASE("the direct writer escapes a character at every position of every leng
             }
 }
 
+TEST_CASE("the direct writer checks UTF-8 in its one pass: an invalid sequence at every position of every length", "[message][writer][bad-input]") {
+    // Valid text of n bytes (CJK, ASCII, an escape every few characters), then a bad sequence written over it
+    // at `at`: the writer's own check must agree with the scalar validator, and a message holding it must come
+    // out as dump writes it (U+FFFD for the bad bytes), whichever block of 32 the sequence falls in or across.
+    const auto valid_text = [](std::size_t n) {
+        static const char* const units[] = {"中", "a", "\n", "文", "\"", "x"};
+        std::string t;
+        for (std::size_t k = 0; t.size() < n; ++k) {
+            const std::string_view u = units[k % 6];
+            t += t.size() + u.size() <= n ? u : std::string_view("x");
+        }
+        return t;
+    };
+    const std::string bad_sequences[] = {"\xff", "\x80", "\xe4\xb8", "\xed\xa0\x80", "\xc0\xaf", "\xf4\x90\x80\x80", "\xf0\x9f\x98"};
+    std::size_t checked = 0;
+    for (std::size_t n = 1; n <= 100; ++n) {
+        const std::string good = valid_text(n);
+        REQUIRE(good.size() == n);
+        std::string out;
+        REQUIRE(ania::detail::append_json_string_checked(out, good));
+        REQUIRE(out == json(good).dump());
+        for (std::size_t at = 0; at < n; ++at)
+            for (const std::string& bad : bad_sequences) {
+                std::string text = good;
+                text.replace(at, std::min(bad.size(), n - at), bad.substr(0, n - at));  // cut short at the end too
+                const bool valid = ania::text::find_invalid_utf8(text) == std::string_view::npos;
+                std::string written;
+                REQUIRE(ania::detail::append_json_string_checked(written, text) == valid);
+                message m = message::assistant("ok");
+                m.content = text;
+                REQUIRE(direct(m) == ania::dump(m));
+                checked += !valid;
+            }
+    }
+    CHECK(checked > 30000);  // nearly every placement is invalid: the check was really exercised
+}
+
 TEST_CASE("the direct writer writes the bytes dump writes", "[message][writer]") {
     // Every message of the data set, in its own wire order.
     for (const std::string& line : ania_test::load_lines("history_10k")) {

@@ -2,6 +2,8 @@
 // path, query, body, the operator's address), a response out. admin/console.hpp serves it over HTTP; a test
 // or another server can call it directly.
 //
+//   GET    /api/overview[?scope=g:1]                   {"scopes","scope","memories","sessions"}  the page's first
+//                                                      view (the scope asked for, else the first one)
 //   GET    /api/scopes                                 {"scopes":[...]}
 //   GET    /api/memories?scope=g:1[&q=text]            {"scope","memories":[entry...]}  newest first; q: search
 //   POST   /api/memories          {scope,content,user_id?,tags?}           201 entry
@@ -94,6 +96,7 @@ private:
     [[nodiscard]] response route(const request& r) const {
         const std::string_view path = r.path;
         const std::string_view m = r.method;
+        if (path == "/api/overview") return only(m, "GET") ? overview(r) : not_allowed();
         if (path == "/api/scopes") return only(m, "GET") ? ok({{"scopes", mem().scopes()}}) : not_allowed();
         if (path == "/api/memories") {
             if (m == "GET") return list(r);
@@ -119,10 +122,28 @@ private:
     // ---- memory ----
     response list(const request& r) const {
         const std::string scope = scope_of(r);
-        const std::string q = param(r, "q").value_or("");
+        return ok({{"scope", scope}, {"memories", memories(scope, param(r, "q").value_or(""))}});
+    }
+    json memories(const std::string& scope, const std::string& q) const {
         json out = json::array();
         for (const memory::entry& e : mem().list(scope, q)) out.push_back(to_json(e));
-        return ok({{"scope", scope}, {"memories", std::move(out)}});
+        return out;
+    }
+    /// The page's first view in one round trip: the scopes, one scope's memories (the one asked for, else the
+    /// first), the resident sessions; the parts this console has.
+    response overview(const request& r) const {
+        json out = json::object();
+        if (p_.memory) {
+            std::vector<std::string> scopes = mem().scopes();
+            std::string scope = param(r, "scope").value_or("");
+            if (!scope.empty()) (void)memory::scope::from(scope);  // validated as everywhere
+            else if (!scopes.empty()) scope = scopes.front();
+            out["memories"] = scope.empty() ? json::array() : memories(scope, "");
+            out["scope"] = std::move(scope);
+            out["scopes"] = std::move(scopes);
+        }
+        if (p_.sessions) out["sessions"] = sessions();
+        return ok(std::move(out));
     }
     response create(const request& r) const {
         const json b = body_of(r);
@@ -170,7 +191,8 @@ private:
     }
 
     // ---- sessions ----
-    response resident() const {
+    response resident() const { return ok({{"sessions", sessions()}}); }
+    json sessions() const {
         std::vector<session_info> all = ses().resident();
         std::sort(all.begin(), all.end(), [](const session_info& a, const session_info& b) { return a.idle < b.idle; });
         json out = json::array();
@@ -186,7 +208,7 @@ private:
                            {"tokens", s.tokens},
                            {"since_compression_ms", s.since_compression ? json(duration_cast<ms>(*s.since_compression).count()) : json(nullptr)}});
         }
-        return ok({{"sessions", std::move(out)}});
+        return out;
     }
     response stored(const request& r) const {
         const std::string s = session_of(r);

@@ -8,10 +8,11 @@
 // and depend on ania-admin.
 //
 // Security: every /api request needs `Authorization: Bearer <token>` (compared in constant time; 401 and
-// nothing done otherwise); a console without a token refuses to start. The page and its script and style
-// are constants with no data in them, served without the token (a browser cannot send a header with a
+// nothing done otherwise); a console without a token refuses to start. The page (its script and style
+// inlined) is a constant with no data in it, served without the token (a browser cannot send a header with a
 // navigation); the script asks for the token. No cookies, so no cross-site request can act for the operator.
-// Every response carries a strict Content-Security-Policy (no inline script, nothing from elsewhere),
+// Every response carries a strict Content-Security-Policy (the page's own script and style by their hash,
+// nothing else inline, nothing from elsewhere),
 // X-Content-Type-Options: nosniff, X-Frame-Options: DENY, Referrer-Policy: no-referrer and
 // Cache-Control: no-store. Bodies over `max_body` get 413, clients past the rate limit 429. It listens on
 // loopback unless told otherwise. Changes are logged with the operator's address (admin/api.hpp).
@@ -202,10 +203,6 @@ public:
     [[nodiscard]] int port() const noexcept { return port_; }
 
 private:
-    static constexpr const char* csp =
-        "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; "
-        "base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
-
     void configure() {
         // SO_REUSEADDR (a restart binds past TIME_WAIT) without httplib's SO_REUSEPORT, with which a second
         // process would bind the same port and silently take half of the operator's requests.
@@ -222,7 +219,7 @@ private:
         server_.set_keep_alive_max_count(8);
         server_.set_keep_alive_timeout(1);
         server_.new_task_queue = [] { return new detail::console_workers(16); };
-        server_.set_default_headers({{"Content-Security-Policy", csp},
+        server_.set_default_headers({{"Content-Security-Policy", page_.csp},
                                      {"X-Content-Type-Options", "nosniff"},
                                      {"X-Frame-Options", "DENY"},
                                      {"Referrer-Policy", "no-referrer"},
@@ -241,12 +238,9 @@ private:
             }
             return httplib::Server::HandlerResponse::Unhandled;
         });
-        const auto page = [](std::string_view body, const char* type) {
-            return [body, type](const httplib::Request&, httplib::Response& res) { res.set_content(body.data(), body.size(), type); };
-        };
-        server_.Get("/", page(console_html, "text/html; charset=utf-8"));
-        server_.Get("/console.js", page(console_js, "text/javascript; charset=utf-8"));
-        server_.Get("/console.css", page(console_css, "text/css; charset=utf-8"));
+        server_.Get("/", [this](const httplib::Request&, httplib::Response& res) {
+            res.set_content(page_.html.data(), page_.html.size(), "text/html; charset=utf-8");
+        });
         server_.Get("/favicon.ico", [](const httplib::Request&, httplib::Response& res) { res.status = 204; });
         const auto serve = [this](const httplib::Request& req, httplib::Response& res) {
             request r;
@@ -290,6 +284,7 @@ private:
     }
 
     console_options opt_;
+    served_page page_ = served_page::make();
     api api_;
     detail::rate_limiter limiter_;
     log_sink log_;
