@@ -8,7 +8,8 @@ through the model's memory_save tool first; the page must show them as text and 
 
     console_test.py CONSOLE_SERVER [--screenshot FILE] [--memories N] [--sessions N]
 
-Prints the page's first paint (ms from navigation start to the frame after both tables were filled).
+Prints the page's first paint with its data (ms from navigation start to the frame after the one that painted
+both tables, and not before the browser's first contentful paint).
 """
 import argparse
 import json
@@ -184,10 +185,14 @@ def main():
         warm = []
         for _ in range(3):
             browser.refresh()
-            wait.until(lambda b: b.execute_script("return window.aniaConsole && window.aniaConsole.ready"))
+            # The paint entry is recorded after the frame the page marks ready in: wait for both.
+            wait.until(lambda b: b.execute_script("return window.aniaConsole && window.aniaConsole.ready && "
+                                                  "performance.getEntriesByName('first-contentful-paint').length > 0"))
             warm.append(browser.execute_script(
                 "return [window.aniaConsole.firstPaintMs, performance.getEntriesByName('first-contentful-paint')[0].startTime]"))
-        best = min(warm)
+        # Both tables painted: not before the page's mark (the frame after the one that painted them) nor before
+        # the browser's first contentful paint.
+        best = min((max(filled, fcp), fcp) for filled, fcp in warm)
         print(f"console_test: ok: {len(memories)} memories, {args.sessions} sessions; tables filled and painted "
               f"{first_paint:.0f} ms after navigation start on the first load ({data_ms:.0f} ms of it the API), "
               f"{best[0]:.0f} ms on a reload (best of 3; first contentful paint {best[1]:.0f} ms)")
