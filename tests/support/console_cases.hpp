@@ -276,6 +276,7 @@ TEMPLATE_TEST_CASE("console: sessions, their stored history, turns, evict and cl
     CHECK(op.json_of("POST", "/api/session/clear", {{"session", "g:7"}})["cleared"] == "g:7");
     CHECK(op.json_of("GET", "/api/session/history", {{"session", "g:7"}})["total"] == 0);
     CHECK(bot.respond("g:7", "几条").reply() == "1");
+    CHECK(op.json_of("GET", "/api/session/turns", {{"session", "g:7"}})["turns"].size() == 1);  // the chart starts over
     CHECK(log.count("admin: 127.0.0.1 cleared g:7") == 1);
     CHECK(log.count("admin: 127.0.0.1 evicted f:8") == 1);
 }

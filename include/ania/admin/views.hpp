@@ -159,15 +159,18 @@ public:
 };
 
 /// session_view over a session_cache and the store (or background writer: queued appends are seen) its
-/// agents load from. `turns` may be null (no chart). The archive is read when Source::store_type is an
+/// agents load from. `turns` may be null (no chart); a clear forgets the session's points there too. The archive is read when Source::store_type is an
 /// archiving_store.
 template <class Sessions, class Source>
 class session_view_of final : public session_view {
 public:
-    session_view_of(Sessions& sessions, Source& source, const turn_log* turns = nullptr) : sessions_(sessions), source_(source), turns_(turns) {}
+    session_view_of(Sessions& sessions, Source& source, turn_log* turns = nullptr) : sessions_(sessions), source_(source), turns_(turns) {}
     std::vector<session_info> resident() override { return sessions_.snapshot(); }
     bool evict(std::string_view session) override { return sessions_.evict(session); }
-    void clear(std::string_view session) override { sessions_.clear(session); }
+    void clear(std::string_view session) override {
+        sessions_.clear(session);
+        if (turns_) turns_->forget(session);  // a new conversation: its chart starts over
+    }
     history_page stored(std::string_view session, std::size_t offset, std::size_t limit) override {
         std::vector<message> all = source_.load(session);
         history_page p;
@@ -190,7 +193,7 @@ public:
 private:
     Sessions& sessions_;
     Source& source_;
-    const turn_log* turns_;
+    turn_log* turns_;
 };
 
 } // namespace ania::admin

@@ -128,7 +128,10 @@ public:
     /// `/stop`: cancels the reply in progress and empties the queue; true when it was responding.
     bool stop(std::string_view session) { return sessions_->stop(session); }
     /// Forgets a session's conversation (window, stored history, run-time tools). Long-term memory stays.
-    void clear(std::string_view session) { sessions_->clear(session); }
+    void clear(std::string_view session) {
+        sessions_->clear(session);
+        turns_.forget(session);  // the console's chart of it starts over
+    }
 
     [[nodiscard]] sessions_type& sessions() noexcept { return *sessions_; }
     [[nodiscard]] memory_type& memory() noexcept { return memory_; }
@@ -144,6 +147,7 @@ public:
     [[nodiscard]] int admin_port() const noexcept { return console_ ? console_->port() : -1; }
     /// Each session's recent turns (what the console's chart shows; recorded when admin.enabled).
     [[nodiscard]] const admin::turn_log& turns() const noexcept { return turns_; }
+    [[nodiscard]] admin::turn_log& turns() noexcept { return turns_; }
     /// What images become for the main model (multimodal, described by the vision model, or markers).
     [[nodiscard]] typename bot_images<client_type>::mode image_mode() const noexcept { return images_.current(); }
 
