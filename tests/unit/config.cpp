@@ -21,6 +21,7 @@ TEST_CASE("defaults are the spec's", "[config]") {
     CHECK_FALSE(c.memory.fold_case_and_width);        // exact duplicates: white space folded only
     CHECK_FALSE(c.multimodal);
     CHECK(c.ocr.model.find("Qwen3-VL") != std::string::npos);
+    CHECK(c.wire_cache);
 }
 
 TEST_CASE("a JSON object overrides only the keys it names", "[config]") {
@@ -35,6 +36,9 @@ TEST_CASE("a JSON object overrides only the keys it names", "[config]") {
     CHECK(c.multimodal);
     CHECK(c.compress_ratio == 1.0);
     CHECK(ania::parse_config("{}").max_context_tokens == 128000);
+    // The window's request-bytes cache, off: the window built from the configuration has it off.
+    CHECK(ania::from_config<ania::window_options>(ania::parse_config("{}")).wire_cache);
+    CHECK_FALSE(ania::from_config<ania::window_options>(ania::parse_config(R"({"wire_cache":false})")).wire_cache);
 }
 
 TEST_CASE("the config round-trips through JSON", "[config]") {
@@ -62,7 +66,7 @@ TEST_CASE("unknown keys and wrong types are errors naming the key", "[config][ba
         CHECK_THROWS_AS(ania::parse_config(text), ania::error);
     };
     fails(R"({"max_context":1})",
-          "unknown key \"max_context\"; valid keys: max_context_tokens, compress_ratio, llm, compressor, session, history, memory, ocr, postgres, admin, multimodal");
+          "unknown key \"max_context\"; valid keys: max_context_tokens, compress_ratio, wire_cache, llm, compressor, session, history, memory, ocr, postgres, admin, multimodal");
     fails(R"({"session":{"max_idle":5}})",
           "unknown key \"session.max_idle\"; valid keys in session: max_idle_minutes, max_sessions, group_auto_clear");
     fails(R"({"max_context_tokens":"128k"})", "max_context_tokens: expected an integer, got string");

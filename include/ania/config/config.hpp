@@ -142,6 +142,9 @@ struct admin_config {
 struct config {
     std::int64_t max_context_tokens = defaults::max_context_tokens; ///< <= 0 disables compression
     double compress_ratio = defaults::compress_ratio;             ///< compress once the context exceeds ratio x max_context_tokens
+    /// Keep each committed message's request bytes once written, so a request costs O(turn) and not the whole
+    /// history again (window_options::wire_cache, <ania/wire_cache.hpp>); about 1x the messages' own size.
+    bool wire_cache = true;
     llm_config llm;
     compressor_config compressor;
     session_config session;

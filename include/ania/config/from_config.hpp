@@ -26,12 +26,13 @@ template <class Options>
 template <class Options>
 [[nodiscard]] Options from_config(const config& c, model_role role) = delete;
 
-/// max_context_tokens, compress_ratio.
+/// max_context_tokens, compress_ratio, wire_cache.
 template <>
 [[nodiscard]] inline window_options from_config<window_options>(const config& c) {
     window_options o;
     o.max_context_tokens = c.max_context_tokens;
     o.compress_ratio = c.compress_ratio;
+    o.wire_cache = c.wire_cache;
     return o;
 }
 

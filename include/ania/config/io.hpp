@@ -44,8 +44,8 @@ BOOST_HANA_ADAPT_STRUCT(ania::memory_config, max_entries, max_content_runes, aut
 BOOST_HANA_ADAPT_STRUCT(ania::ocr_config, base_url, api_key, model);
 BOOST_HANA_ADAPT_STRUCT(ania::postgres_config, dsn, pool_size, statement_timeout_ms, transaction_pooling);
 BOOST_HANA_ADAPT_STRUCT(ania::admin_config, enabled, listen, token, token_file);
-BOOST_HANA_ADAPT_STRUCT(ania::config, max_context_tokens, compress_ratio, llm, compressor, session, history, memory, ocr,
-                        postgres, admin, multimodal);
+BOOST_HANA_ADAPT_STRUCT(ania::config, max_context_tokens, compress_ratio, wire_cache, llm, compressor, session, history, memory,
+                        ocr, postgres, admin, multimodal);
 
 namespace ania {
 
