@@ -105,7 +105,8 @@ consumer_cmake() {
   cmake -S "$src/cmake" -B "$out/consumer-cmake" -DCMAKE_PREFIX_PATH="$prefix" >"$out/consumer-cmake.log" 2>&1 &&
     cmake --build "$out/consumer-cmake" >>"$out/consumer-cmake.log" 2>&1 &&
     "$out/consumer-cmake/app" >>"$out/consumer-cmake.log" 2>&1 &&
-    "$out/consumer-cmake/app-openai" >>"$out/consumer-cmake.log" 2>&1
+    "$out/consumer-cmake/app-openai" >>"$out/consumer-cmake.log" 2>&1 &&
+    { [ ! -e "$out/consumer-cmake/app-admin" ] || "$out/consumer-cmake/app-admin" >>"$out/consumer-cmake.log" 2>&1; }
 }
 consumers() {
   local src=$root/tests/consumer prefix=$root/$out/prefix

@@ -14,6 +14,9 @@
 #ifdef ANIA_CONSUMER_OPENAI
 #include <ania/openai/client.hpp>
 #endif
+#ifdef ANIA_CONSUMER_ADMIN
+#include <ania/admin/console.hpp>
+#endif
 
 int main() {
     std::vector<ania::message> history = {ania::message::user("hi"), ania::message::tool_result("orphan", "x")};
@@ -28,6 +31,11 @@ int main() {
     ania::openai::client llm({.base_url = "http://127.0.0.1:1/v1", .model = "m", .retry = {.max_retries = 0}});
     const ania::completion c = llm.complete({ania::message_sequence(std::span<const ania::message>(history)), {}, {}});
     if (c.ok || c.cause.kind != ania::failure_kind::network) return 1;
+#endif
+#ifdef ANIA_CONSUMER_ADMIN
+    // Links cpp-httplib through the dependency: the console listens on a port the system picks, then stops.
+    ania::admin::console console({.listen = "127.0.0.1:0", .token = "consumer", .log = {}}, {});
+    if (console.port() <= 0) return 1;
 #endif
     std::printf("ania %s: %s\n", ANIA_VERSION_STRING, ania::dump(history.at(0)).c_str());
     return history.size() == 1 ? 0 : 1;
