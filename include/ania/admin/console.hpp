@@ -113,17 +113,19 @@ private:
         double tokens;
         clock::time_point at;
     };
+    /// The bucket's tokens at `now`, before the cap: what it had, plus what it earned since.
+    double refilled(const bucket& b, clock::time_point now) const {
+        return b.tokens + std::chrono::duration<double>(now - b.at).count() * rate_;
+    }
     bool take(bucket& b, clock::time_point now) const {
-        b.tokens = std::min(burst_, b.tokens + std::chrono::duration<double>(now - b.at).count() * rate_);
+        b.tokens = std::min(burst_, refilled(b, now));
         b.at = now;
         if (b.tokens < 1) return false;
         b.tokens -= 1;
         return true;
     }
     void sweep(clock::time_point now) {
-        std::erase_if(buckets_, [&](const auto& kv) {
-            return kv.second.tokens + std::chrono::duration<double>(now - kv.second.at).count() * rate_ >= burst_;
-        });
+        std::erase_if(buckets_, [&](const auto& kv) { return refilled(kv.second, now) >= burst_; });
         next_sweep_ = now + std::chrono::seconds(1);  // a sweep is O(table): not once per new address
     }
     double rate_, burst_;

@@ -161,8 +161,7 @@ inline constexpr std::string_view console_js = R"ania('use strict';
     return td;
   }
   async function loadMemories() {
-    const body = $('memories').tBodies[0];
-    if (!state.scope) { body.replaceChildren(); $('count').textContent = 'no scopes yet'; return; }
+    if (!state.scope) { showMemories([]); return; }
     const data = await call('GET', '/api/memories', { scope: state.scope, q: $('search').value });
     showMemories(data.memories);
   }
