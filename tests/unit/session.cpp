@@ -189,6 +189,27 @@ TEST_CASE("a session touched between the scan and the lock survives", "[session]
     CHECK(cache.counters().skipped_busy == 1);
 }
 
+TEST_CASE("a session evicted by hand between the scan and the lock stays alive for the pass (no use after free)", "[session][eviction]") {
+    // The pass's snapshot points at g:2's entry; evict() takes it out of the table meanwhile. The pass must
+    // keep it alive until it ends: under AddressSanitizer the freed entry is poisoned in the pool, and the
+    // pass's try_lock on it was reported (seen in CI, racing the console's evict against the janitor).
+    rig r;
+    ania::session_cache<agent_t, evict_all, ania::manual_clock> cache(r.factory(), r.options(), r.clock);
+    cache.respond("g:1", "a");
+    cache.respond("g:2", "b");
+    bool evicted_by_hand = false;
+    evict_all::between = [&] { evicted_by_hand = cache.evict("g:2"); };
+    CHECK(cache.tick() == 1);  // g:1; g:2 was gone already
+    evict_all::between = nullptr;
+    CHECK(evicted_by_hand);
+    CHECK_FALSE(cache.contains("g:1"));
+    CHECK_FALSE(cache.contains("g:2"));
+    CHECK(cache.counters().evicted_manual == 1);
+    CHECK(cache.counters().skipped_busy == 1);  // the pass saw g:2 evicted under its lock
+    cache.respond("g:2", "back");  // rebuilt from the store, in a fresh entry
+    CHECK(cache.contains("g:2"));
+}
+
 TEST_CASE("a responding session and one with queued messages survive the janitor; the queue is merged into the next turn", "[session][eviction][queue]") {
     rig r;
     auto cache = r.make();

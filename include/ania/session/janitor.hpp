@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <limits>
+#include <list>
 #include <memory>
 #include <mutex>
 #include <span>
@@ -24,8 +25,9 @@
 namespace ania::detail {
 
 /// One pass over the shards: what `session_cache::tick()` does. Passes are serialised (its scratch is reused,
-/// so a pass allocates nothing once it has grown); only a pass removes entries, so the snapshot may point at
-/// them. `Hooks` is the cache: `hibernate(key, agent)`, `tells_evictions()`, `evicted(key, why)` (after the
+/// so a pass allocates nothing once it has grown). The snapshot points at entries without owning them: a pass
+/// removes entries itself, and an entry removed by anyone else meanwhile (`session_cache::evict`) is handed to
+/// `retire()`, which keeps it alive until the pass ends. `Hooks` is the cache: `hibernate(key, agent)`, `tells_evictions()`, `evicted(key, why)` (after the
 /// locks).
 template <class Agent, class Eviction>
 class eviction_pass {
@@ -38,6 +40,10 @@ public:
     template <class Hooks>
     std::size_t run(shard* shards, block_pool& pool, std::int64_t now, session_counter_cells& counters, Hooks& hooks) {
         std::lock_guard pass(m_);
+        {
+            std::lock_guard l(retire_m_);
+            running_ = true;
+        }
         // Entries freed by an earlier pass and not reused since go back to the heap; those this pass frees
         // are marked for the next one (so memory follows the resident count a tick late).
         pool.trim();
@@ -45,6 +51,17 @@ public:
             block_pool& pool;
             ~settle_at_end() { pool.settle(); }
         } settle{pool};
+        struct end_of_pass {  // before the settle: the retired entries go back to the pool in this pass
+            eviction_pass& p;
+            ~end_of_pass() {
+                std::list<std::shared_ptr<entry>> freed;
+                {
+                    std::lock_guard l(p.retire_m_);
+                    p.running_ = false;
+                    freed.swap(p.retired_);
+                }
+            }
+        } end{*this};
         // A policy that can tell it would choose nothing (idle, LRU, both) is asked first, from the resident
         // count and each shard's lower bound of its oldest activity: activity only moves forward, so a bound
         // taken at the last scan (or lowered by an insertion since) stays a bound. A clock that went back
@@ -151,6 +168,14 @@ public:
         return evicted;
     }
 
+    /// For an entry taken out of its table outside a pass (`session_cache::evict`), called under its shard's
+    /// lock: while a pass runs, its snapshot may point at the entry, so the pass keeps it until it ends.
+    /// `held` is one node made before the locks: no allocation here, so no failure after the entry is taken.
+    void retire(std::list<std::shared_ptr<entry>>& held) noexcept {
+        std::lock_guard l(retire_m_);
+        if (running_) retired_.splice(retired_.end(), held);
+    }
+
 private:
     static constexpr std::size_t prefetch_distance = 8;
     static constexpr std::size_t scan_ahead = 64;  // slots, at most half of them used
@@ -165,7 +190,7 @@ private:
     }
     /// Under s's lock: evicts the session scanned at `i` if it is still the same entry, idle since the scan,
     /// not responding and with nothing queued. Its agent goes to `gone` (destroyed by the caller after the
-    /// locks). The entry is alive: only a pass removes entries, and passes are serialised.
+    /// locks). The entry is alive: passes are serialised, and one removed by evict() meanwhile was retired.
     template <class Hooks>
     bool evict_one(shard& s, std::size_t i, std::vector<std::shared_ptr<entry>>& dead, std::vector<std::unique_ptr<Agent>>& gone,
                    session_counter_cells& counters, Hooks& hooks) {
@@ -203,7 +228,10 @@ private:
     Eviction policy_;
     std::mutex m_;  // one pass at a time; its scratch is reused
     std::int64_t last_tick_now_ = std::numeric_limits<std::int64_t>::min();
-    std::vector<entry*> snapshot_;  // alive until this pass removes them (only a pass removes entries)
+    std::vector<entry*> snapshot_;  // alive until this pass removes them, or retired until it ends
+    std::mutex retire_m_;  // guards running_ and retired_ (evict() runs on any thread)
+    bool running_ = false;
+    std::list<std::shared_ptr<entry>> retired_;
     std::vector<resident_session> view_;
     std::vector<eviction_choice> choices_;
     std::size_t range_[session_shard_count + 1] = {};

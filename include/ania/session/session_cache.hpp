@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <exception>
 #include <functional>
+#include <list>
 #include <memory>
 #include <mutex>
 #include <stop_token>
@@ -231,7 +232,9 @@ public:
         const std::size_t h = hash_of(key);
         shard& s = shards_[h % shard_count];
         std::unique_ptr<Agent> gone;     // destroyed after the locks (its writer flush may take a while)
-        std::shared_ptr<entry> held;
+        // Made before the locks, for the janitor's retire(): a pass running meanwhile may hold the entry in its
+        // snapshot, and then keeps it alive until it ends.
+        std::list<std::shared_ptr<entry>> held(1);
         {
             std::lock_guard l(s.m);
             const auto* found = s.map.find(key, h);
@@ -239,11 +242,12 @@ public:
             entry& e = **found;
             entry_lock el(e.m);
             if (e.owned || !e.pending.empty() || e.evicted) return false;
-            held = s.map.take(&e, h);
-            if (!held) return false;
+            held.front() = s.map.take(&e, h);
+            if (!held.front()) return false;
             e.evicted = true;
             if (e.agent && opt_.hibernate) hibernated_.keep(e.key, *e.agent);
             gone = std::move(e.agent);
+            pass_.retire(held);
         }
         gone.reset();
         counters_.evicted_manual.fetch_add(1, std::memory_order_relaxed);
