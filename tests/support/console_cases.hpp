@@ -277,6 +277,16 @@ TEMPLATE_TEST_CASE("console: sessions, their stored history, turns, evict and cl
     CHECK(op.json_of("GET", "/api/session/history", {{"session", "g:7"}})["total"] == 0);
     CHECK(bot.respond("g:7", "几条").reply() == "1");
     CHECK(op.json_of("GET", "/api/session/turns", {{"session", "g:7"}})["turns"].size() == 1);  // the chart starts over
+    // So does every other clear: the group auto-clear, bot.clear, the session cache's own.
+    for (std::int64_t i = 0; i < bot.configuration().session.group_auto_clear; ++i) (void)bot.respond("g:7", "闲聊", false);
+    CHECK(op.json_of("GET", "/api/session/history", {{"session", "g:7"}})["total"] == 0);
+    CHECK(op.json_of("GET", "/api/session/turns", {{"session", "g:7"}})["turns"].empty());
+    REQUIRE(bot.respond("g:7", "几条").reply() == "1");
+    bot.clear("g:7");
+    CHECK(op.json_of("GET", "/api/session/turns", {{"session", "g:7"}})["turns"].empty());
+    REQUIRE(bot.respond("f:8", "几条").reply() == "3");
+    bot.sessions().clear("f:8");
+    CHECK(op.json_of("GET", "/api/session/turns", {{"session", "f:8"}})["turns"].empty());
     CHECK(log.count("admin: 127.0.0.1 cleared g:7") == 1);
     CHECK(log.count("admin: 127.0.0.1 evicted f:8") == 1);
 }

@@ -128,10 +128,7 @@ public:
     /// `/stop`: cancels the reply in progress and empties the queue; true when it was responding.
     bool stop(std::string_view session) { return sessions_->stop(session); }
     /// Forgets a session's conversation (window, stored history, run-time tools). Long-term memory stays.
-    void clear(std::string_view session) {
-        sessions_->clear(session);
-        turns_.forget(session);  // the console's chart of it starts over
-    }
+    void clear(std::string_view session) { sessions_->clear(session); }
 
     [[nodiscard]] sessions_type& sessions() noexcept { return *sessions_; }
     [[nodiscard]] memory_type& memory() noexcept { return memory_; }
@@ -170,6 +167,11 @@ private:
                 if (opt_.on_reply) opt_.on_reply(key, r);
             };
         if (opt_.adjust_sessions) opt_.adjust_sessions(so);
+        if (cfg_.admin.enabled)  // every clear (bot.clear, the console's, the group auto-clear) starts the chart over
+            so.on_evicted = [this, user = std::move(so.on_evicted)](std::string_view key, evict_reason why) {
+                if (why == evict_reason::cleared) turns_.forget(key);
+                if (user) user(key, why);
+            };
         sessions_ = std::make_unique<sessions_type>([this](const std::string& key) { return make_agent(key); }, std::move(so),
                                                     parts_.clock);
         if (cfg_.admin.enabled) start_console();
