@@ -27,8 +27,8 @@ namespace ania::detail {
 /// One pass over the shards: what `session_cache::tick()` does. Passes are serialised (its scratch is reused,
 /// so a pass allocates nothing once it has grown). The snapshot points at entries without owning them: a pass
 /// removes entries itself, and an entry removed by anyone else meanwhile (`session_cache::evict`) is handed to
-/// `retire()`, which keeps it alive until the pass ends. `Hooks` is the cache: `hibernate(key, agent)`, `tells_evictions()`, `evicted(key, why)` (after the
-/// locks).
+/// `retire()`, which keeps it alive until the pass ends. `Hooks` is the cache: `hibernate(key, agent)`,
+/// `tells_evictions()`, `evicted(key, why)` (after the locks).
 template <class Agent, class Eviction>
 class eviction_pass {
 public:
