@@ -87,8 +87,7 @@ template <class T>
 json write_config_value(const T& v);
 
 /// A section's members as a table walked at run time: a reader and a writer per member, made once per section
-/// type. (A hana::for_each at each key instantiated the whole member list again: a bot's header-only compile
-/// took 11-13% longer with it.)
+/// type (not a hana::for_each at every key), and no Hana error cascade past the one static_assert.
 template <reflectable T>
 struct config_fields {
     struct field {
