@@ -145,8 +145,9 @@ case "$cmd" in
     # the compiler, built once (the one-header and ODR tests, the benchmarks' compile): clang parses these in
     # half of g++'s time. The client, bot, PostgreSQL and DoS tests are built in both. The fuzz replays are left
     # to the fuzz step below, whose libFuzzer binaries (ASan+UBSan too) run the corpus and every regression first.
-    # A fresh-clone run on this 2-core machine (2026-12-07): g++ build 565 s + tests 59 s, clang build 597 s +
-    # tests 182 s, TSan 112 + 20 s, consumers ~80-110 s, fuzz build 68 s + 65 s: about 30 min (was 37-39).
+    # A fresh-clone run on this 2-core machine (2026-12-07, second run): g++ build 563 s + tests 52 s, clang
+    # build 494 s (the benchmarks unsanitized; 581-597 before) + tests 137 s, TSan 107 + 14 s, consumers and
+    # fuzz (build and runs) ~210 s: 26.3 min (was 37-39).
     configure "$out/gcc" g++ --werror -Dbench=disabled -Ddebug=false -Dheader_tests=false -Dfuzz_replay=false -Dtest_modes=header_only --prefix="$root/$out/prefix"
     configure "$out/clang" clang++ --werror -Dbench=enabled -Doptimization=0 -Db_sanitize=address,undefined -Db_lundef=false -Dfuzz_replay=false -Dtest_modes=compiled
     # ThreadSanitizer over the tests whose behaviour is about threads only (the writer, the memory manager's and
