@@ -71,7 +71,6 @@ static_assert(reflectable<reflectable_archetype> && reflectable<config> && !refl
 
 namespace detail {
 
-
 [[noreturn]] inline void config_type_error(const std::string& key, const char* expected, const json& v) {
     throw error(errc::invalid_config, key + ": expected " + expected + ", got " + v.type_name());
 }
