@@ -4,6 +4,7 @@
 //   sqlite_load/10k, sqlite_load_window/10k              history_10k loaded; and counted into a window (#30)
 //   sqlite_persist_after_truncate/1000                   1000 -> 500 after truncate_oldest_half (drop_front);
 //   sqlite_drop_front/1000                               the same path under #30's name
+//   raw_sqlite_drop_front/1000                           its floor: one range DELETE through the C API
 // and, for comparison on the same file system, raw_sqlite_append_turn/normal|full: the same schema and
 // transaction written with the C API and pre-serialised rows. The archive (#31):
 //   history_search/archive_10k          one search (a query of the data set's queries.jsonl, 5 hits) over a
@@ -165,6 +166,42 @@ void persist_after_truncate(benchmark::State& state, bool fast_delete) {
     }
 }
 
+// The floor of the same truncation on the same file system: the C API, the same schema and rows, and only
+// what a prefix drop cannot do without (BEGIN IMMEDIATE, one range DELETE, COMMIT); the refill is not timed.
+void raw_drop_front(benchmark::State& state) {
+    sqlite3* db = nullptr;
+    sqlite3_open(db_path("raw_truncate.db").c_str(), &db);
+    sqlite3_exec(db, "PRAGMA journal_mode=WAL", nullptr, nullptr, nullptr);
+    sqlite3_exec(db, "PRAGMA synchronous=NORMAL", nullptr, nullptr, nullptr);
+    sqlite3_exec(db, ania::detail::sqlite_history_schema, nullptr, nullptr, nullptr);
+    sqlite3_stmt *ins, *del;
+    sqlite3_prepare_v2(db, "INSERT INTO ania_chat_message VALUES('g:100001', ?1, 'user', ?2, '2026-12-01T00:00:00.000000000Z')", -1, &ins, nullptr);
+    sqlite3_prepare_v2(db, "DELETE FROM ania_chat_message WHERE session_id = 'g:100001' AND seq < ?1", -1, &del, nullptr);
+    std::vector<std::string> rows;
+    for (const auto& m : history_1k()) rows.push_back(ania::dump(m));
+    const auto cut = static_cast<sqlite3_int64>(ania::truncate_oldest_half::cut(history_1k()));
+    for (auto _ : state) {
+        state.PauseTiming();
+        sqlite3_exec(db, "BEGIN IMMEDIATE; DELETE FROM ania_chat_message", nullptr, nullptr, nullptr);
+        for (std::size_t i = 0; i < rows.size(); ++i) {
+            sqlite3_bind_int64(ins, 1, static_cast<sqlite3_int64>(i));
+            sqlite3_bind_text(ins, 2, rows[i].data(), static_cast<int>(rows[i].size()), SQLITE_STATIC);
+            sqlite3_step(ins);
+            sqlite3_reset(ins);
+        }
+        sqlite3_exec(db, "COMMIT", nullptr, nullptr, nullptr);
+        state.ResumeTiming();
+        sqlite3_exec(db, "BEGIN IMMEDIATE", nullptr, nullptr, nullptr);
+        sqlite3_bind_int64(del, 1, cut);
+        sqlite3_step(del);
+        sqlite3_reset(del);
+        sqlite3_exec(db, "COMMIT", nullptr, nullptr, nullptr);
+    }
+    sqlite3_finalize(ins);
+    sqlite3_finalize(del);
+    sqlite3_close(db);
+}
+
 void replace_after_truncate(benchmark::State& state) {
     ania::sqlite_store store(db_path("replace.db"), options(ania::sqlite_sync::normal));
     const auto& h = history_1k();
@@ -242,6 +279,7 @@ BENCHMARK_CAPTURE(load_10k, window, true)->Name("sqlite_load_window/10k")->Unit(
 BENCHMARK_CAPTURE(persist_after_truncate, plain, false)->Name("sqlite_persist_after_truncate/1000")->Unit(benchmark::kMicrosecond);
 BENCHMARK_CAPTURE(persist_after_truncate, plain, false)->Name("sqlite_drop_front/1000")->Unit(benchmark::kMicrosecond);  // #30's name, same path
 BENCHMARK_CAPTURE(persist_after_truncate, fast, true)->Name("sqlite_drop_front/1000/secure_delete_fast")->Unit(benchmark::kMicrosecond);
+BENCHMARK(raw_drop_front)->Name("raw_sqlite_drop_front/1000")->Unit(benchmark::kMicrosecond);
 BENCHMARK(replace_after_truncate)->Name("sqlite_replace_after_truncate/1000")->Unit(benchmark::kMicrosecond);
 
 } // namespace
