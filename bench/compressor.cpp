@@ -1,7 +1,8 @@
 // bench/compressor.cpp -- truncation and budget trim on the shared histories (1k, 10k, 100k messages).
 // Names are fixed so that figures compare across runs: truncate_oldest_half/<n>, budget_trim/half/<n>,
 // budget_trim/32k/<n> (token counts already cached in the window), budget_trim_cold/half/100k (counting
-// included), clear_tool_results/<n> (the ladder's cheap rung: the edits for every tool result but the newest 3;
+// included; what it cannot go below: budget_trim_cold/floor_stream/100k, /floor_touch/100k),
+// clear_tool_results/<n> (the ladder's cheap rung: the edits for every tool result but the newest 3;
 // counters: the share of the history's tokens it removes, and the share truncate_oldest_half removes, measured
 // on the same window). Counting is the golden files' rule (half_char_counter: 4 + chars / 2).
 #include <benchmark/benchmark.h>
@@ -69,6 +70,44 @@ void trim_cold(benchmark::State& state, const std::string& size) {
     }
 }
 
+// What trim_cold cannot go below, on the same machine in the same run. The counter reads each message (224
+// bytes, one array) and the strings it counts (text, reasoning, tool names and arguments: a heap block each).
+// floor_stream reads as many bytes as the messages and their strings hold, from one buffer, as fast as the
+// core streams (the same footprint in the caches, the access pattern at its best: a bandwidth floor);
+// floor_touch reads one byte of each of those strings and nothing else (a latency floor: visiting them).
+std::string counted_bytes(const window_t& w) {
+    std::string all(w.size() * sizeof(ania::message), '\x01');  // the messages' own bytes
+    for (const ania::message& m : w.messages()) {
+        if (m.form == ania::content_form::text) all += m.content;
+        for (const ania::content_part& p : m.parts)
+            if (p.type == ania::content_part::kind::text) all += p.text;
+        if (m.reasoning_content) all += *m.reasoning_content;
+        for (const ania::tool_call& c : m.tool_calls) all.append(c.name).append(c.arguments);
+    }
+    return all;
+}
+
+void trim_cold_floor_stream(benchmark::State& state, const std::string& size) {
+    const std::string all = counted_bytes(window_of(size));
+    for (auto _ : state) benchmark::DoNotOptimize(ania::detail::count_runes_fast(all));
+    state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations()) * static_cast<std::int64_t>(all.size()));
+}
+
+void trim_cold_floor_touch(benchmark::State& state, const std::string& size) {
+    const window_t& w = window_of(size);
+    const auto first = [](const std::string& t) -> unsigned { return t.empty() ? 0U : static_cast<unsigned char>(t[0]); };
+    for (auto _ : state) {
+        unsigned sum = 0;
+        for (const ania::message& m : w.messages()) {
+            if (m.form == ania::content_form::text) sum += first(m.content);
+            for (const ania::content_part& p : m.parts) sum += first(p.text);
+            if (m.reasoning_content) sum += first(*m.reasoning_content);
+            for (const ania::tool_call& c : m.tool_calls) sum += first(c.name) + first(c.arguments);
+        }
+        benchmark::DoNotOptimize(sum);
+    }
+}
+
 void clear_results(benchmark::State& state, const std::string& size) {
     const window_t& w = window_of(size);
     const ania::clear_tool_results rung;  // keep 3, the default placeholder
@@ -101,6 +140,8 @@ const int registered = [] {
     for (const std::string size : {"1k", "10k", "100k"})
         benchmark::RegisterBenchmark(("budget_trim/32k/" + size).c_str(), trim, size, false);
     benchmark::RegisterBenchmark("budget_trim_cold/half/100k", trim_cold, std::string("100k"))->Unit(benchmark::kMicrosecond);
+    benchmark::RegisterBenchmark("budget_trim_cold/floor_stream/100k", trim_cold_floor_stream, std::string("100k"))->Unit(benchmark::kMicrosecond);
+    benchmark::RegisterBenchmark("budget_trim_cold/floor_touch/100k", trim_cold_floor_touch, std::string("100k"))->Unit(benchmark::kMicrosecond);
     return 0;
 }();
 

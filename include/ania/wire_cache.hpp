@@ -46,10 +46,22 @@ struct wire_body {
 /// written per request: they are few) is not cached. Not thread-safe: it belongs to one window, under its
 /// session's lock, and is filled during that session's model call.
 ///
+/// A format whose bytes for one message depend on the messages before it (Anthropic's: consecutive messages
+/// of one role are one message there, and system text is lifted out) keeps the history as one run instead
+/// (sync_run): the whole segment from its first message, with the writer's state after the last one.
+///
 /// Memory: the fragments' bytes (about the message's JSON: its text plus ~30 bytes of keys) and 8 bytes of
 /// offset per message; bytes of dropped messages are reclaimed once they pass a quarter of the buffer.
 class wire_cache {
 public:
+    /// What a run's writer carries from one message to the next (its meaning is the writer's): a few flags,
+    /// and text it lifts out of the run (Anthropic: the system messages' text).
+    struct run_state {
+        std::uint64_t flags = 0;
+        std::string side;
+        friend bool operator==(const run_state&, const run_state&) = default;
+    };
+
     /// The fragments of history[first(), history.size()) under `key` (a writer's format: another key
     /// starts over), writing the missing ones with `write(out, message)`; `head` receives first().
     template <class Write>
@@ -68,10 +80,45 @@ public:
         return std::string_view(bytes_).substr(live_begin());
     }
 
+    /// The run of history[0, history.size()) under `key`: `prologue` (bytes that precede the segment, such
+    /// as the messages before it) then each message's bytes as `write(out, index, message, state)` writes
+    /// them, from `start`. Kept while the key, the prologue and `start` are the same and the history only
+    /// grew; anything else the window does to it (a drop, an edit, a compaction) starts it over, at the
+    /// next request: O(history) once. `end` receives the state after the last message. A write that throws
+    /// leaves the cache empty. Not for fragment()/sync(): one cache holds one mode at a time.
+    template <class Write>
+    [[nodiscard]] std::string_view sync_run(std::uint64_t key, std::string_view prologue, const run_state& start,
+                                            std::span<const message> history, Write&& write, const run_state*& end) {
+        try {
+            if (!run_ || key != key_ || lo_ != 0 || live() > history.size() || prologue_ != prologue || start_ != start) {
+                reset();
+                bytes_.assign(prologue);  // (a breakpoint may later change its last block: compared with the copy)
+                prologue_.assign(prologue);
+                start_ = start;
+                state_ = start;
+                key_ = key;
+                run_ = true;
+            }
+            for (std::size_t i = live(); i < history.size(); ++i) {
+                write(bytes_, i, history[i], state_);
+                ends_.push_back(bytes_.size());
+            }
+        } catch (...) {
+            reset();
+            throw;
+        }
+        end = &state_;
+        return bytes_;
+    }
+
     // ---- what the window tells it --------------------------------------------------------------------
 
     /// The oldest `k` messages of the window went.
     void dropped_front(std::size_t k) noexcept {
+        if (run_ && k > 0) {
+            reset();
+            return;
+        }
         if (k <= lo_) {
             lo_ -= k;
             return;
@@ -87,6 +134,10 @@ public:
     }
     /// Window message `i` changed in place (and maybe every one after it).
     void edited_from(std::size_t i) noexcept {
+        if (run_) {  // the messages after it may be written differently too
+            reset();
+            return;
+        }
         if (i < lo_) return;  // the uncached head is written per request
         if (i - lo_ >= live()) return;
         ends_.resize(head_ + (i - lo_));
@@ -94,6 +145,10 @@ public:
     }
     /// A compaction: the first `keep` messages went and `added` new ones now lead the window.
     void replaced_head(std::size_t keep, std::size_t added) noexcept {
+        if (run_) {
+            reset();
+            return;
+        }
         dropped_front(keep);
         lo_ += added;
     }
@@ -102,18 +157,24 @@ public:
         std::string().swap(bytes_);  // a move-assignment from an empty string would keep the buffer
         std::vector<std::size_t>().swap(ends_);
         head_ = lo_ = 0;
+        forget_run();
+        std::string().swap(prologue_);
+        std::string().swap(start_.side);
+        std::string().swap(state_.side);
     }
     /// Everything is forgotten, the buffers kept for what comes next (a load, another format).
     void reset() noexcept {
         bytes_.clear();
         ends_.clear();
         head_ = lo_ = 0;
+        forget_run();
     }
 
     // ---- observers -------------------------------------------------------------------------------------
 
     /// The fragment of window message `i` (first() <= i < first() + size()), without its comma: for a
-    /// writer that assembles the body message by message instead of sending the cache as one view.
+    /// writer that assembles the body message by message instead of sending the cache as one view (not in
+    /// run mode).
     [[nodiscard]] std::string_view fragment(std::size_t i) const noexcept {
         const std::size_t k = head_ + (i - lo_);
         const std::size_t b = k == 0 ? 0 : ends_[k - 1];
@@ -125,8 +186,8 @@ public:
     [[nodiscard]] std::size_t size() const noexcept { return live(); }
     /// Heap bytes held: the buffer and the offsets, dropped bytes not yet reclaimed included.
     [[nodiscard]] std::size_t memory_bytes() const noexcept {
-        const std::size_t heap = bytes_.capacity() > std::string().capacity() ? bytes_.capacity() : 0;  // not the inline buffer
-        return heap + ends_.capacity() * sizeof(std::size_t);
+        const auto heap = [](const std::string& b) { return b.capacity() > std::string().capacity() ? b.capacity() : 0; };  // not the inline buffer
+        return heap(bytes_) + ends_.capacity() * sizeof(std::size_t) + heap(prologue_) + heap(start_.side) + heap(state_.side);
     }
 
 private:
@@ -143,7 +204,18 @@ private:
         head_ = 0;
     }
 
+    void forget_run() noexcept {
+        run_ = false;
+        prologue_.clear();
+        start_.flags = state_.flags = 0;
+        start_.side.clear();
+        state_.side.clear();
+    }
+
     std::uint64_t key_ = 0;
+    bool run_ = false;         // sync_run's mode: bytes_ is [prologue][message 0]...[message n-1], no commas
+    std::string prologue_;      // run mode: a copy of the prologue, which begins bytes_
+    run_state start_, state_;   // run mode: the writer's state before the first message, after the last
     std::size_t lo_ = 0;    // window index of the first cached fragment
     std::size_t head_ = 0;  // ends_ index of the first live fragment
     std::string bytes_;

@@ -292,3 +292,130 @@ TEST_CASE("wire_cache: a write that throws leaves the cache as it was before it"
     const std::string_view again = w.wire()->sync(1, w.messages(), [](std::string& out, const message& m) { ania::append_json(out, m); }, head);
     CHECK(std::string(again) == "partial" + ania::dump(w[0]) + "," + ania::dump(w[1]) + "," + ania::dump(w[2]) + ",");
 }
+
+TEST_CASE("wire_cache: a run is written once per message while the history grows; any other change writes it again") {
+    ania::token_window<> w;
+    std::size_t writes = 0;
+    const auto write = [&writes](std::string& out, std::size_t i, const message& m, ania::wire_cache::run_state& st) {
+        ++writes;
+        out += std::to_string(i) + ":" + std::string(m.text()) + ";";
+        st.flags += 1;
+        st.side += "+";
+    };
+    ania::wire_cache::run_state start;
+    start.side = "s";
+    const ania::wire_cache::run_state* end = nullptr;
+    std::string_view run;
+    for (int turn = 0; turn < 100; ++turn) {
+        w.append(std::vector<message>{message::user("q"), message::assistant("a")});
+        run = w.wire()->sync_run(7, "[P]", start, w.messages(), write, end);
+    }
+    CHECK(writes == 200);  // each message once, however many requests
+    CHECK(run.starts_with("[P]0:q;1:a;2:q;"));
+    CHECK(run.ends_with("199:a;"));
+    CHECK(end->flags == 200);
+    CHECK(end->side == "s" + std::string(200, '+'));
+    CHECK(w.wire_bytes().first() + w.wire_bytes().size() == w.size());
+    (void)w.wire()->sync_run(7, "[P]", start, w.messages(), write, end);
+    CHECK(writes == 200);  // the same request again: nothing written
+
+    const auto again = [&](std::uint64_t key, std::string_view prologue, const ania::wire_cache::run_state& s) {
+        const std::size_t before = writes;
+        run = w.wire()->sync_run(key, prologue, s, w.messages(), write, end);
+        return writes - before;
+    };
+    CHECK(again(8, "[P]", start) == w.size());       // another key
+    CHECK(again(8, "[Q]", start) == w.size());       // another prologue
+    ania::wire_cache::run_state other = start;
+    other.flags = 5;
+    CHECK(again(8, "[Q]", other) == w.size());       // another start
+    CHECK(end->flags == 5 + w.size());
+    CHECK(again(8, "[Q]", other) == 0);
+    w.drop_front(10);                                // a drop from the front: from the first message again
+    CHECK(again(8, "[Q]", other) == w.size());
+    CHECK(run.starts_with("[Q]0:q;"));
+    ania::compression_result r;
+    r.ok = true;
+    r.edits.push_back({w.size() - 1, std::nullopt, ania::shared_text("[cleared]")});
+    w.apply(std::move(r));                           // an edit in place
+    CHECK(again(8, "[Q]", other) == w.size());
+    CHECK(run.ends_with(":[cleared];"));
+    ania::compression_result c;
+    c.ok = true;
+    c.keep_from = 50;
+    c.prefix = {message::system("[summary]")};
+    w.apply(std::move(c));                           // a compaction
+    CHECK(again(8, "[Q]", other) == w.size());
+    CHECK(run.starts_with("[Q]0:[summary];"));
+    const auto throwing = [](std::string& out, std::size_t, const message&, ania::wire_cache::run_state&) {
+        out += "partial";
+        throw std::runtime_error("write failed");
+    };
+    w.append(std::vector<message>{message::user("x")});
+    CHECK_THROWS(w.wire()->sync_run(8, "[Q]", other, w.messages(), throwing, end));
+    CHECK(w.wire_bytes().size() == 0);               // a write that threw leaves nothing behind
+    CHECK(again(8, "[Q]", other) == w.size());
+    CHECK(run.find("partial") == std::string_view::npos);
+    w.clear();
+    CHECK(w.wire_bytes().memory_bytes() == 0);
+}
+
+TEST_CASE("anthropic: a turn's request writes the turn; the history is one shared view of the window's run") {
+    std::vector<message> history;
+    for (const std::string& line : ania_test::load_lines("history_1k")) history.push_back(ania::parse_message(line));
+    ania::token_window<> w;
+    const std::vector<message> system = {message::system("你是 Ania")};
+    ania::anthropic::body_options o;
+    o.model = "claude";
+    o.cache_prompt = true;
+    std::size_t stable = 0;
+    const auto check = [&](const std::vector<message>& turn) {
+        const ania::chat_request cached{{system, w.messages(), turn}, {}, {}, stable, w.wire()};
+        const ania::chat_request whole{{system, w.messages(), turn}, {}, {}, stable};
+        const ania::wire_body body = ania::anthropic::request_wire(cached, o);
+        REQUIRE(body.flatten() == ania::anthropic::request_body(whole, o));
+        return body;
+    };
+    // The data set's history, a few messages a turn, a stable head of 3 (a compaction's summaries).
+    for (std::size_t at = 0; at < history.size(); at += 7) {
+        const std::vector<message> turn(history.begin() + static_cast<std::ptrdiff_t>(at),
+                                        history.begin() + static_cast<std::ptrdiff_t>(std::min(at + 7, history.size())));
+        stable = w.size() >= 3 ? 3 : 0;
+        const ania::wire_body body = check(turn);
+        // Everything before this turn is the shared view (the run's bytes themselves, less the last block's
+        // closing brace, which the breakpoint follows): what the request copies is the turn and the frame.
+        if (w.size() > 100) CHECK(static_cast<double>(body.shared.size()) > 0.9 * static_cast<double>(body.size()));
+        CHECK(body.tail.size() < 64 + 2 * ania::anthropic::request_body({{{}, {}, turn}, {}, {}, 0}, o).size());
+        w.append(turn);
+    }
+    // Memory: the run is the history's blocks with their groups, about what the fragments cost.
+    const double ratio = static_cast<double>(w.wire_bytes().memory_bytes()) / static_cast<double>(w.message_bytes());
+    INFO("run " << w.wire_bytes().memory_bytes() << " bytes for messages of " << w.message_bytes() << " bytes");
+    CHECK(ratio <= 1.3);
+    // A change of the stable head or of the switch writes the run again, and stays right.
+    stable = 5;
+    (void)check({message::user("next")});
+    o.cache_prompt = false;
+    (void)check({message::user("next")});
+}
+
+TEST_CASE("anthropic: a breakpoint on the base prompt's last block, from inside the history, over many turns") {
+    // The base prompt ends with a block of its own group; the history's first message joins that group with
+    // no block, so the stable head's breakpoint (after it) lands on the base prompt's block, in the run's prologue.
+    const std::vector<message> base = {message::system("s"), message::user("few-shot q")};
+    ania::token_window<> w;
+    w.append(std::vector<message>{message::user("")});
+    ania::anthropic::body_options o;
+    o.model = "claude";
+    o.cache_prompt = true;
+    for (int turn = 0; turn < 6; ++turn) {
+        const std::vector<message> now = {message::user("q" + std::to_string(turn))};
+        const ania::chat_request cached{{base, w.messages(), now}, {}, {}, 1, w.wire()};
+        const ania::chat_request whole{{base, w.messages(), now}, {}, {}, 1};
+        const std::string expected = ania::anthropic::request_body(whole, o);
+        REQUIRE(ania::anthropic::request_wire(cached, o).flatten() == expected);
+        REQUIRE(ania::anthropic::request_wire(cached, o).flatten() == expected);
+        if (w.size() > 1) CHECK(expected.find(R"("few-shot q","cache_control")") != std::string::npos);
+        w.append(std::vector<message>{message::assistant("a" + std::to_string(turn)), message::user("u")});
+    }
+}

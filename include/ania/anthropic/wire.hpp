@@ -140,7 +140,7 @@ struct usage_sum {
 
 namespace detail {
 
-/// The wire_cache fragment of one message: its content blocks as JSON text, comma-separated (what dump writes
+/// The content blocks of one message as JSON text, comma-separated (what dump writes
 /// for each of them); nothing for a system or developer message (its text goes to `system`).
 inline void append_blocks(std::string& out, const message& m) {
     if (m.role == role::system || m.role == role::developer) return;
@@ -154,9 +154,79 @@ inline void append_blocks(std::string& out, const message& m) {
     }
 }
 
-inline constexpr std::uint64_t wire_key = 0x616e746872000001ULL;  // "anthr", version 1 of append_blocks
 inline constexpr std::string_view messages_placeholder = "\x01" "ania-messages" "\x01";  // (\x01a would be one hex escape)
 inline constexpr std::string_view messages_placeholder_dumped = R"(,"messages":"\u0001ania-messages\u0001")";
+
+/// The key of the history's run in a wire_cache (version 2: one run, groups and breakpoints included), with
+/// what decides its bytes besides the messages: the stable head's end and whether breakpoints are placed.
+[[nodiscard]] inline std::uint64_t run_key(const chat_request& request, const body_options& opt) noexcept {
+    return 0x616e746872000002ULL ^ (static_cast<std::uint64_t>(request.stable_prefix) << 1 | (opt.cache_prompt ? 1U : 0U));
+}
+
+/// The `messages` array written message by message: consecutive messages of one wire role are one group (a
+/// group without a block gets a " " text block), system and developer text goes to `system`, and a
+/// breakpoint (cache_control) goes on the last block written so far. This is that writer's state; it fits a
+/// wire_cache run's flags, so the history segment is written once and continued turn after turn.
+struct group_writer {
+    std::uint8_t group = 0;        // the open group: 0 none, 1 user, 2 assistant
+    bool has_block = false;        // the open group has a block
+    bool marked = false;           // the last block written carries cache_control
+    bool after_lifted = false;     // the last message went to `system` (no breakpoint follows it)
+    bool system_nonempty = false;  // `system` has text (the next lifted text is joined with a blank line)
+
+    [[nodiscard]] std::uint64_t flags() const noexcept {
+        return group | (has_block ? 4U : 0U) | (marked ? 8U : 0U) | (after_lifted ? 16U : 0U) | (system_nonempty ? 32U : 0U);
+    }
+    [[nodiscard]] static group_writer from(std::uint64_t f) noexcept {
+        return {static_cast<std::uint8_t>(f & 3U), (f & 4U) != 0, (f & 8U) != 0, (f & 16U) != 0, (f & 32U) != 0};
+    }
+    /// A breakpoint on the last block written, which ends `out`, if the open group has one not yet marked.
+    void mark(std::string& out) {
+        if (!has_block || marked) return;
+        out.pop_back();  // the block's closing brace
+        out += R"(,"cache_control":{"type":"ephemeral"}})";
+        marked = true;
+    }
+    void close(std::string& out) const {
+        if (!group) return;
+        if (!has_block) out += R"({"type":"text","text":" "})";
+        out += "]}";
+    }
+    /// One message; `blocks()` gives its blocks' JSON (append_blocks), asked only when it is not lifted.
+    template <class Blocks>
+    void add(std::string& out, std::string& system, const message& m, Blocks&& blocks) {
+        if (m.role == role::system || m.role == role::developer) {
+            if (system_nonempty) system += "\n\n";
+            const std::string t = m.text();
+            system += t;
+            system_nonempty = system_nonempty || !t.empty();
+            after_lifted = true;
+            return;
+        }
+        after_lifted = false;
+        const std::uint8_t r = m.role == role::assistant ? 2 : 1;
+        if (group != r) {
+            close(out);
+            if (group) out.push_back(',');
+            out += R"({"role":")";
+            out += wire_role(m.role);
+            out += R"(","content":[)";
+            group = r;
+            has_block = false;
+        }
+        if (const std::string_view b = blocks(); !b.empty()) {
+            if (has_block) out.push_back(',');
+            out += b;
+            has_block = true;
+            marked = false;
+        }
+    }
+    /// The breakpoint at the end of the history's stable head: before history message `i`, when the one
+    /// before it was not lifted.
+    void mark_stable_head(std::string& out, std::size_t i, const chat_request& request, const body_options& opt) {
+        if (opt.cache_prompt && i > 0 && i == request.stable_prefix && !after_lifted) mark(out);
+    }
+};
 
 /// The `messages` array as request_body's DOM would dump it, from each message's blocks (`blocks(s, i)`):
 /// consecutive messages of one wire role grouped, a group without a block given a " " text block, and the
@@ -164,59 +234,25 @@ inline constexpr std::string_view messages_placeholder_dumped = R"(,"messages":"
 template <class Blocks>
 void append_messages(std::string& out, std::string& system, const chat_request& request, const body_options& opt, Blocks&& blocks) {
     const auto segs = request.messages.segments();
-    const char* group = nullptr;  // the open group's role
-    bool has_block = false;       // the open group has a block
-    bool marked = false;          // the last block written carries cache_control
-    const auto mark = [&] {
-        if (!has_block || marked) return;
-        out.pop_back();  // the last block's closing brace
-        out += R"(,"cache_control":{"type":"ephemeral"}})";
-        marked = true;
-    };
-    const auto close = [&] {
-        if (!group) return;
-        if (!has_block) out += R"({"type":"text","text":" "})";
-        out += "]}";
-    };
+    group_writer g;
     out.push_back('[');
     for (std::size_t s = 0; s < segs.size(); ++s) {
         for (std::size_t i = 0; i < segs[s].size(); ++i) {
             const message& m = segs[s][i];
-            if (m.role == role::system || m.role == role::developer) {
-                if (!system.empty()) system += "\n\n";
-                system += m.text();
-                continue;
-            }
-            const char* r = wire_role(m.role);
-            if (!group || std::string_view(group) != r) {
-                close();
-                if (group) out.push_back(',');
-                out += R"({"role":")";
-                out += r;
-                out += R"(","content":[)";
-                group = r;
-                has_block = false;
-            }
-            if (const std::string_view b = blocks(s, i, m); !b.empty()) {
-                if (has_block) out.push_back(',');
-                out += b;
-                has_block = true;
-                marked = false;
-            }
-            if (s == 1 && opt.cache_prompt && i + 1 == request.stable_prefix && i + 1 < segs[s].size()) mark();
+            if (s == 1) g.mark_stable_head(out, i, request, opt);
+            g.add(out, system, m, [&] { return blocks(s, i, m); });
         }
-        if (s == 1 && opt.cache_prompt) mark();
+        if (s == 1 && opt.cache_prompt) g.mark(out);  // the history's last block
     }
-    close();
+    g.close(out);
     out.push_back(']');
 }
 
 /// request_body's top level (member order, the extra members, one of which may replace max_tokens in
-/// place) around `messages` (their JSON text): dumped with a placeholder where the messages go, split at its
-/// first occurrence. Nothing before `messages` can hold it unescaped: model, max_tokens and system are
-/// strings or numbers whose quotes dump escapes.
-[[nodiscard]] inline wire_body body_around(const chat_request& request, const body_options& opt, const std::string& system,
-                                           std::string_view messages) {
+/// place) around `messages`: `head` ends with `"messages":`, `tail` is what follows the array. Dumped with a
+/// placeholder where the messages go, split at its first occurrence. Nothing before `messages` can hold it
+/// unescaped: model, max_tokens and system are strings or numbers whose quotes dump escapes.
+[[nodiscard]] inline wire_body body_frame(const chat_request& request, const body_options& opt, const std::string& system) {
     json body = json::object();
     body["model"] = opt.model;
     body["max_tokens"] = opt.max_tokens;
@@ -235,22 +271,9 @@ void append_messages(std::string& out, std::string& system, const chat_request& 
     b.tail = body.dump(-1, ' ', false, json::error_handler_t::replace);
     const std::size_t at = b.tail.find(messages_placeholder_dumped);
     if (at == std::string::npos) throw std::logic_error("anthropic: the messages placeholder is missing from the body");
-    b.head.reserve(at + 12 + messages.size());
-    b.head.append(b.tail, 0, at).append(R"(,"messages":)").append(messages);
+    b.head.append(b.tail, 0, at).append(R"(,"messages":)");
     b.tail.erase(0, at + messages_placeholder_dumped.size());
     return b;
-}
-
-/// The body, each message's blocks from `blocks(segment, index, message)`.
-template <class Blocks>
-[[nodiscard]] wire_body assemble(const chat_request& request, const body_options& opt, Blocks&& blocks) {
-    std::string system, messages;
-    std::size_t bytes = 0;
-    for (const auto& seg : request.messages.segments())
-        for (const message& m : seg) bytes += m.content.size() + 40;
-    messages.reserve(bytes);
-    append_messages(messages, system, request, opt, blocks);
-    return body_around(request, opt, system, messages);
 }
 
 } // namespace detail
@@ -260,35 +283,79 @@ template <class Blocks>
 /// body_options::cache_prompt) on the system prompt, at the end of the history's stable head and on its
 /// last block.
 [[nodiscard]] inline std::string request_body(const chat_request& request, const body_options& opt) {
-    std::string scratch;
-    return detail::assemble(request, opt, [&](std::size_t, std::size_t, const message& m) -> std::string_view {
-               scratch.clear();
-               detail::append_blocks(scratch, m);
-               return scratch;
-           })
-        .flatten();
+    std::string system, messages, scratch;
+    std::size_t bytes = 0;
+    for (const auto& seg : request.messages.segments())
+        for (const message& m : seg) bytes += m.content.size() + 40;
+    messages.reserve(bytes);
+    detail::append_messages(messages, system, request, opt, [&](std::size_t, std::size_t, const message& m) -> std::string_view {
+        scratch.clear();
+        detail::append_blocks(scratch, m);
+        return scratch;
+    });
+    wire_body b = detail::body_frame(request, opt, system);
+    std::string out;
+    out.reserve(b.head.size() + messages.size() + b.tail.size());
+    out.append(b.head).append(messages).append(b.tail);
+    return out;
 }
 
-/// request_body's bytes, the history's messages from request.history_wire: each message's blocks are
-/// written once (when first sent) and then copied, so a request costs a copy of the history's bytes and no
-/// JSON work. Not one shared view as for OpenAI: the grouping of consecutive roles, the system messages lifted
-/// into `system` and the breakpoint on the history's last block depend on a message's neighbours. Without a
-/// cache, request_body.
+/// request_body's bytes in O(turn): the history segment (with the request's first segment before it) is one
+/// run in request.history_wire, written once per message as the grouping writes it and then only referred to
+/// (`shared`); a request writes its first segment (to check the run still starts from it), this turn, the
+/// history's last breakpoint and the top level. A change of the window other than an append, of
+/// stable_prefix or of cache_prompt writes the run again (O(history), once). Without a cache, request_body.
 [[nodiscard]] inline wire_body request_wire(const chat_request& request, const body_options& opt) {
     if (request.history_wire == nullptr) {
         wire_body b;
         b.head = request_body(request, opt);
         return b;
     }
-    std::size_t uncached = 0;
-    (void)request.history_wire->sync(detail::wire_key, request.messages.segments()[1], &detail::append_blocks, uncached);
+    const auto segs = request.messages.segments();
     std::string scratch;
-    return detail::assemble(request, opt, [&](std::size_t s, std::size_t i, const message& m) -> std::string_view {
-        if (s == 1 && i >= uncached) return request.history_wire->fragment(i);
-        scratch.clear();
-        detail::append_blocks(scratch, m);
-        return scratch;
-    });
+    const auto blocks_of_message = [&](const message& m) {
+        return [&scratch, &m]() -> std::string_view {
+            scratch.clear();
+            detail::append_blocks(scratch, m);
+            return scratch;
+        };
+    };
+    // The first segment (the base prompt: a few messages) is written per request: it is the run's prologue.
+    std::string prologue;
+    wire_cache::run_state start;
+    {
+        detail::group_writer g;
+        for (const message& m : segs[0]) g.add(prologue, start.side, m, blocks_of_message(m));
+        start.flags = g.flags();
+    }
+    const wire_cache::run_state* end = nullptr;
+    const std::string_view run = request.history_wire->sync_run(
+        detail::run_key(request, opt), prologue, start, segs[1],
+        [&](std::string& out, std::size_t i, const message& m, wire_cache::run_state& st) {
+            detail::group_writer g = detail::group_writer::from(st.flags);
+            g.mark_stable_head(out, i, request, opt);
+            g.add(out, st.side, m, blocks_of_message(m));
+            st.flags = g.flags();
+        },
+        end);
+    detail::group_writer g = detail::group_writer::from(end->flags);
+    std::string system = end->side;
+    std::string messages_tail;
+    std::string_view shared = run;
+    if (opt.cache_prompt && g.has_block && !g.marked) {  // the history's last block: the run's last bytes
+        if (shared.empty() || shared.back() != '}') throw std::logic_error("anthropic: the history's last block does not end its run");
+        shared.remove_suffix(1);
+        messages_tail += R"(,"cache_control":{"type":"ephemeral"}})";
+        g.marked = true;
+    }
+    for (const message& m : segs[2]) g.add(messages_tail, system, m, blocks_of_message(m));
+    g.close(messages_tail);
+    messages_tail.push_back(']');
+    wire_body b = detail::body_frame(request, opt, system);
+    b.head.push_back('[');
+    b.shared = shared;
+    b.tail.insert(0, messages_tail);
+    return b;
 }
 
 /// A non-streaming answer.
