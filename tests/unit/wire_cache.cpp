@@ -376,17 +376,23 @@ TEST_CASE("anthropic: a turn's request writes the turn; the history is one share
         REQUIRE(body.flatten() == ania::anthropic::request_body(whole, o));
         return body;
     };
-    // The data set's history, a few messages a turn, a stable head of 3 (a compaction's summaries).
+    // The data set's history, a few messages a turn, a stable head of 3 (a compaction's summaries). `lifted`:
+    // the base prompt and the history's system messages, whose text the frame's `system` carries.
+    std::vector<message> lifted = system;
     for (std::size_t at = 0; at < history.size(); at += 7) {
         const std::vector<message> turn(history.begin() + static_cast<std::ptrdiff_t>(at),
                                         history.begin() + static_cast<std::ptrdiff_t>(std::min(at + 7, history.size())));
         stable = w.size() >= 3 ? 3 : 0;
         const ania::wire_body body = check(turn);
         // Everything before this turn is the shared view (the run's bytes themselves, less the last block's
-        // closing brace, which the breakpoint follows): what the request copies is the turn and the frame.
-        if (w.size() > 100) CHECK(static_cast<double>(body.shared.size()) > 0.9 * static_cast<double>(body.size()));
-        CHECK(body.tail.size() < 64 + 2 * ania::anthropic::request_body({{{}, {}, turn}, {}, {}, 0}, o).size());
+        // closing brace, which the breakpoint follows): what the request writes is the body without the history's
+        // messages (its frame with `system`, the base prompt, the turn) and the seams (the breakpoint, a group
+        // closed and one opened).
+        const std::size_t without_history = ania::anthropic::request_body({{lifted, {}, turn}, {}, {}, 0}, o).size();
+        CHECK(body.head.size() + body.tail.size() <= without_history + 128);
         w.append(turn);
+        for (const message& m : turn)
+            if (m.role == ania::role::system || m.role == ania::role::developer) lifted.push_back(m);
     }
     // Memory: the run is the history's blocks with their groups, about what the fragments cost.
     const double ratio = static_cast<double>(w.wire_bytes().memory_bytes()) / static_cast<double>(w.message_bytes());
