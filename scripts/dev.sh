@@ -143,9 +143,10 @@ case "$cmd" in
     # deserves a look) without -g: debug info is a third of the compile and nobody debugs a CI build; the unit
     # tests in header-only mode, the examples (the bot's g++ warnings come from them), the installation the
     # consumers use, and what needs a build without sanitizers (the DoS timeouts, the browser, PgBouncer).
-    # clang++ at -O0 with ASan+UBSan and -Werror, with -g (its reports give lines; without it unit/session.cpp
-    # compiled 24% faster alone, but the whole clang build took 508-529 s against 502 s with it, 2026-12-07):
-    # its warnings, the sanitizers, the unit tests and the quickstart
+    # clang++ at -O0 with ASan+UBSan and -Werror, without -g (a report still names each function of its stack;
+    # -g costs 19-25% of each TU: unit/session.cpp 14.3 s against 17.8, memory.cpp 16.1/20.2, agent.cpp
+    # 9.8/12.2, src/ania.cpp 15.9/18.6, alternated on 2026-12-07; whole fresh-clone runs vary more than that
+    # from hour to hour, so they cannot tell): its warnings, the sanitizers, the unit tests and the quickstart
     # in compiled mode (the same code, instantiated in the ania-compiled libraries), the client and bot tests
     # (`bot_tests`: threads and sockets under the sanitizers), and what does not depend on the compiler, built
     # once (the one-header and ODR tests, the benchmarks' compile): clang parses these in half of g++'s time.
@@ -156,7 +157,7 @@ case "$cmd" in
     # With this split (but clang still with -g): g++ build 375 s + tests 53 s, clang build 502 s + tests 117 s,
     # TSan 83 + 20 s, consumers 112 s, fuzz build 88 s + runs 65 s: 23.7 min.
     configure "$out/gcc" g++ --werror -Dbench=disabled -Ddebug=false -Doptimization=1 -Dcpp_args=-ftree-vrp -Dheader_tests=false -Dfuzz_replay=false -Dtest_modes=header_only -Dbot_tests=false --prefix="$root/$out/prefix"
-    configure "$out/clang" clang++ --werror -Dbench=enabled -Doptimization=0 -Db_sanitize=address,undefined -Db_lundef=false -Dfuzz_replay=false -Dtest_modes=compiled
+    configure "$out/clang" clang++ --werror -Dbench=enabled -Doptimization=0 -Ddebug=false -Db_sanitize=address,undefined -Db_lundef=false -Dfuzz_replay=false -Dtest_modes=compiled
     # ThreadSanitizer over the tests whose behaviour is about threads only (the writer, the memory manager's and
     # the agent's threaded cases, kept in memory_threads.cpp and agent_threads.cpp for this, the sessions): any
     # report fails.
