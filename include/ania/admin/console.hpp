@@ -241,7 +241,13 @@ private:
             return httplib::Server::HandlerResponse::Unhandled;
         });
         server_.Get("/", [this](const httplib::Request&, httplib::Response& res) {
-            res.set_content(page_.html.data(), page_.html.size(), "text/html; charset=utf-8");
+            // Through a provider of known length: httplib compresses a plain text/* body for a browser that
+            // accepts br, at brotli's highest quality (21-30 ms for this 16 KB page: most of the browser's
+            // wait for its first byte, against 1 ms uncompressed), and never a provider's.
+            res.set_content_provider(page_.html.size(), "text/html; charset=utf-8",
+                                     [this](std::size_t offset, std::size_t length, httplib::DataSink& sink) {
+                                         return sink.write(page_.html.data() + offset, length);
+                                     });
         });
         server_.Get("/favicon.ico", [](const httplib::Request&, httplib::Response& res) { res.status = 204; });
         const auto serve = [this](const httplib::Request& req, httplib::Response& res) {

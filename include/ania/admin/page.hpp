@@ -327,10 +327,12 @@ inline constexpr std::string_view console_js = R"ania('use strict';
     const t0 = performance.now();
     // One round trip for the first view (each one more cost first paint 10-30 ms in the browser test).
     const data = await call('GET', '/api/overview', state.scope ? { scope: state.scope } : {});
+    performance.mark('ania-data');  // the breakdown the browser test prints: data in, then the tables built
     showScopes(data.scopes || [], data.scope);
     if (state.scope === data.scope) showMemories(data.memories || []);
     else await loadMemories();  // the scope asked for is gone: the first one's
     showSessions(data.sessions || []);
+    performance.mark('ania-built');
     if (con.firstPaintMs === null) {
       // Measured from navigation start to the frame after the one that painted both tables (a callback of the
       // next frame runs before its paint: one frame later, that paint is done).
