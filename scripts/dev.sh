@@ -155,7 +155,10 @@ case "$cmd" in
     # A fresh-clone run on this 2-core machine (2026-12-07, before this split): g++ build 563 s + tests 52 s,
     # clang build 494 s + tests 137 s, TSan 107 + 14 s, consumers and fuzz (build and runs) ~210 s: 26.3 min.
     # With this split (but clang still with -g): g++ build 375 s + tests 53 s, clang build 502 s + tests 117 s,
-    # TSan 83 + 20 s, consumers 112 s, fuzz build 88 s + runs 65 s: 23.7 min.
+    # TSan 83 + 20 s, consumers 112 s, fuzz build 88 s + runs 65 s: 23.7 min. As it is now (clang without -g,
+    # no -inl header tests, 10 s of fuzzing a target), on a slower hour of the same day (the unchanged g++ build
+    # took 405 s against 350): g++ 405 + 50 s, clang 457 + 145 s, TSan 74 + 17 s, consumers 104 s, fuzz build
+    # 85 s + runs 35 s: 23.0 min; the same code with clang's -g, in the same hour: clang 563 + 131 s, 24.25 min.
     configure "$out/gcc" g++ --werror -Dbench=disabled -Ddebug=false -Doptimization=1 -Dcpp_args=-ftree-vrp -Dheader_tests=false -Dfuzz_replay=false -Dtest_modes=header_only -Dbot_tests=false --prefix="$root/$out/prefix"
     configure "$out/clang" clang++ --werror -Dbench=enabled -Doptimization=0 -Ddebug=false -Db_sanitize=address,undefined -Db_lundef=false -Dfuzz_replay=false -Dtest_modes=compiled
     # ThreadSanitizer over the tests whose behaviour is about threads only (the writer, the memory manager's and
