@@ -3,7 +3,8 @@
 # includes <ania/ania.hpp>, tests/compile_time/quickstart_types.cpp (every part the quickstart composes,
 # constructed), quickstart_agent.cpp (the same with its agent, and one turn), examples/quickstart.cpp (with
 # its printing too: the JSON API) and examples/hello_bot.cpp (the README's first bot), each in header-only mode and in
-# compiled mode (-DANIA_COMPILED_LIB: what a user of dependency('ania-compiled') compiles); median of 3 runs
+# compiled mode (-DANIA_COMPILED_LIB: what a user of dependency('ania-compiled') compiles; for hello_bot also
+# -DANIA_COMPILED_BOT, dependency('ania-bot-compiled')); median of 3 runs
 # each, and the ratios to the nlohmann-only TU. Not part of the test suite (a timing is not an assertion); run
 # it before and after a change to the headers.
 # `--trace`: instead, one clang++ -ftime-trace compilation of each TU, and where the time goes (parsing,
@@ -62,7 +63,9 @@ for mode in header-only compiled; do
   # The quickstart itself: its agent (basic_agent over its traits), its printing (the JSON API) and all.
   t=$(median "$root/examples/quickstart.cpp" "${flags[@]}")
   printf '%-34s %6s s  %s x\n' "examples/quickstart.cpp ($mode)" "$t" "$(python3 -c "print(f'{$t / $base:.2f}')")"
-  # The README's first bot: ania::bot (openai::client over one SQLite file, memory, sessions).
+  # The README's first bot: ania::bot (openai::client over one SQLite file, memory, sessions); in compiled mode
+  # with ANIA_COMPILED_BOT too, as dependency('ania-bot-compiled') gives it (the bot instantiated in its library).
+  [[ $mode == compiled ]] && flags+=(-DANIA_COMPILED_BOT)
   t=$(median "$root/examples/hello_bot.cpp" "${flags[@]}")
   printf '%-34s %6s s  %s x\n' "examples/hello_bot.cpp ($mode)" "$t" "$(python3 -c "print(f'{$t / $base:.2f}')")"
 done

@@ -17,6 +17,9 @@
 #ifdef ANIA_CONSUMER_ADMIN
 #include <ania/admin/console.hpp>
 #endif
+#ifdef ANIA_CONSUMER_BOT
+#include <ania/bot/default_bot.hpp>
+#endif
 
 int main() {
     std::vector<ania::message> history = {ania::message::user("hi"), ania::message::tool_result("orphan", "x")};
@@ -31,6 +34,15 @@ int main() {
     ania::openai::client llm({.base_url = "http://127.0.0.1:1/v1", .model = "m", .retry = {.max_retries = 0}});
     const ania::completion c = llm.complete({ania::message_sequence(std::span<const ania::message>(history)), {}, {}});
     if (c.ok || c.cause.kind != ania::failure_kind::network) return 1;
+#endif
+#ifdef ANIA_CONSUMER_BOT
+    // Links the bot's compiled library (ANIA_COMPILED_BOT: the program has only its declarations), SQLite and
+    // libcurl: nothing listens on port 1, so the turn fails on the network, typed.
+    ania::config cfg;
+    cfg.llm = {.base_url = "http://127.0.0.1:1/v1", .model = "m", .max_retries = 0};
+    ania::bot bot(cfg, {.database = ":memory:", .log = {}});
+    const ania::respond_result r = bot.respond("f:1", "hi");
+    if (r.turns.size() != 1 || r.turns[0].ok() || r.turns[0].failure.kind != ania::failure_kind::network) return 1;
 #endif
 #ifdef ANIA_CONSUMER_ADMIN
     // Links cpp-httplib through the dependency: the console listens on a port the system picks, then stops.

@@ -58,13 +58,6 @@ struct response {
     std::string body;  ///< JSON
 };
 
-/// The views a console serves; either may be null (its routes then answer 404).
-struct api_parts {
-    memory_view* memory = nullptr;
-    session_view* sessions = nullptr;
-    log_sink log{};  ///< every change, with the operator's address (info); failures of the views (error)
-};
-
 class api {
 public:
     explicit api(api_parts parts) : p_(std::move(parts)) {}

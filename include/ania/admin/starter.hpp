@@ -6,7 +6,7 @@
 
 #include <memory>
 
-#include <ania/admin/api.hpp>
+#include <ania/admin/views.hpp>
 #include <ania/config/config.hpp>
 
 namespace ania::admin::detail {

@@ -23,6 +23,7 @@
 #include <ania/concepts.hpp>
 #include <ania/defaults.hpp>
 #include <ania/history/archive.hpp>
+#include <ania/log.hpp>
 #include <ania/memory/admin.hpp>
 #include <ania/message.hpp>
 #include <ania/session/results.hpp>
@@ -194,6 +195,13 @@ private:
     Sessions& sessions_;
     Source& source_;
     turn_log* turns_;
+};
+
+/// The views a console serves; either may be null (its routes then answer 404).
+struct api_parts {
+    memory_view* memory = nullptr;
+    session_view* sessions = nullptr;
+    log_sink log{};  ///< every change, with the operator's address (info); failures of the views (error)
 };
 
 } // namespace ania::admin
