@@ -141,6 +141,52 @@ TEST_CASE("console: past the rate limit an address gets 429, before its token is
     CHECK(limited == 3);
 }
 
+namespace {
+/// A memory view whose scopes() takes 100 ms and records how many calls run at once.
+struct slow_scopes_view final : ania::admin::memory_view {
+    std::mutex m;
+    int now = 0, peak = 0;
+    std::vector<std::string> scopes() override {
+        {
+            std::lock_guard l(m);
+            peak = std::max(peak, ++now);
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+        std::lock_guard l(m);
+        --now;
+        return {"g:1"};
+    }
+    std::vector<ania::memory::entry> list(std::string_view, std::string_view) override { return {}; }
+    ania::memory::entry create(std::string_view, std::string_view, std::string_view, std::vector<std::string>) override { throw std::logic_error("unused"); }
+    ania::memory::entry update(std::string_view, std::string_view, std::optional<std::string_view>, std::optional<std::string_view>,
+                               std::optional<std::vector<std::string>>) override {
+        throw std::logic_error("unused");
+    }
+    void remove(std::string_view, std::string_view) override {}
+    std::vector<ania::memory::memory_version> history(std::string_view, std::string_view) override { return {}; }
+    ania::memory::entry restore(std::string_view, std::string_view, std::uint64_t) override { throw std::logic_error("unused"); }
+};
+} // namespace
+
+TEST_CASE("console: at most busy_threads API requests are worked on at once; the others wait, none is refused", "[console][admin]") {
+    const std::size_t width = GENERATE(std::size_t{1}, std::size_t{2});
+    slow_scopes_view view;
+    ania::admin::console c({.listen = "127.0.0.1:0", .token = "t", .requests_per_second = 0, .log = {}, .busy_threads = width},
+                           {.memory = &view, .log = {}});
+    std::atomic<int> ok{0};
+    std::vector<std::thread> operators;
+    for (int i = 0; i < 6; ++i)
+        operators.emplace_back([&] {
+            httplib::Client cli("127.0.0.1", c.port());
+            const auto r = cli.Get("/api/scopes", {{"Authorization", "Bearer t"}});
+            if (r && r->status == 200) ++ok;
+        });
+    for (auto& t : operators) t.join();
+    CHECK(ok == 6);
+    CHECK(view.peak >= 1);
+    CHECK(static_cast<std::size_t>(view.peak) <= width);  // without the limit: up to 6 (16 workers)
+}
+
 TEST_CASE("console: the rate limiter's table is bounded, and new addresses cannot reset a refused one", "[console][admin]") {
     using lim = ania::admin::detail::rate_limiter;
     lim l(1, 2, 4);  // 1 request/s, burst 2, at most 4 addresses
