@@ -297,9 +297,9 @@ private:
         res.set_content(r.body, "application/json; charset=utf-8");
     }
 
-    /// One of console_options::busy_threads, held while an API request is worked on. Measured on 2 cores with 50
-    /// clients listing as fast as they can (bench/console.cpp): a bot turn took 70 µs against 35 idle with
-    /// every worker busy at once, 37 µs with one at a time.
+    /// One of console_options::busy_threads, held while an API request is worked on. On 2 cores with 50 clients
+    /// listing as fast as they can (bench/console.cpp), a bot turn took a median 57% longer than idle with every
+    /// worker busy at once, 22% with one at a time (docs/console.md).
     struct busy_pass {
         std::counting_semaphore<>& s;
         explicit busy_pass(std::counting_semaphore<>& b) : s(b) { s.acquire(); }
