@@ -26,7 +26,6 @@
 #include <fstream>
 #include <map>
 #include <mutex>
-#include <semaphore>
 #include <string>
 #include <string_view>
 #include <thread>
@@ -45,6 +44,7 @@
 #include <ania/admin/starter.hpp>
 #include <ania/config/config.hpp>
 #include <ania/defaults.hpp>
+#include <ania/detail/concurrency_limit.hpp>
 #include <ania/error.hpp>
 #include <ania/log.hpp>
 
@@ -262,7 +262,7 @@ private:
             for (const auto& [k, v] : req.params) r.query.emplace(k, v);
             r.body = req.body;
             r.remote = req.remote_addr;
-            const busy_pass pass(busy_);
+            const ania::detail::concurrency_limit::held busy(busy_);
             send(res, api_.handle(r));
         };
         server_.Get(R"(/api/.*)", serve);
@@ -297,24 +297,17 @@ private:
         res.set_content(r.body, "application/json; charset=utf-8");
     }
 
-    /// One of console_options::busy_threads, held while an API request is worked on. On 2 cores with 50 clients
-    /// listing as fast as they can (bench/console.cpp), a bot turn took a median 57% longer than idle with every
-    /// worker busy at once, 22% with one at a time (docs/console.md).
-    struct busy_pass {
-        std::counting_semaphore<>& s;
-        explicit busy_pass(std::counting_semaphore<>& b) : s(b) { s.acquire(); }
-        ~busy_pass() { s.release(); }
-        busy_pass(const busy_pass&) = delete;
-        busy_pass& operator=(const busy_pass&) = delete;
-    };
-    static std::ptrdiff_t busy_width(std::size_t asked) {
-        if (asked > 0) return static_cast<std::ptrdiff_t>(std::min<std::size_t>(asked, 1024));
+    /// console_options::busy_threads, 0 resolved. On 2 cores with 50 clients listing as fast as they can
+    /// (bench/console.cpp), a bot turn took a median 57% longer than idle with every worker busy at once, 22%
+    /// with one at a time (docs/console.md).
+    static std::size_t busy_width(std::size_t asked) {
+        if (asked > 0) return std::min<std::size_t>(asked, 1024);
         const unsigned cores = std::thread::hardware_concurrency();
-        return cores > 2 ? static_cast<std::ptrdiff_t>(cores - 1) : 1;
+        return cores > 2 ? cores - 1 : 1;
     }
 
     console_options opt_;
-    std::counting_semaphore<> busy_{busy_width(opt_.busy_threads)};
+    ania::detail::concurrency_limit busy_{busy_width(opt_.busy_threads)};
     served_page page_ = served_page::make();
     api api_;
     detail::rate_limiter limiter_;

@@ -1,6 +1,6 @@
 // ania/session/inbox.hpp -- what a session cache does with a message before a turn: the queue of a busy session
-// (busy_policy, max_pending), the merge of queued messages into one turn, and the global admission limit
-// (max_concurrent_replies). Not API.
+// (busy_policy, max_pending) and the merge of queued messages into one turn. (The global admission limit,
+// max_concurrent_replies, is a detail::concurrency_limit: detail/concurrency_limit.hpp.) Not API.
 // SPDX-License-Identifier: MIT
 #pragma once
 
@@ -8,7 +8,6 @@
 #include <chrono>
 #include <cstddef>
 #include <mutex>
-#include <semaphore>
 #include <string>
 #include <utility>
 #include <vector>
@@ -90,27 +89,5 @@ template <class Entry, class WaitUntil>
     }
     return out;
 }
-
-/// max_concurrent_replies: a slot for the duration of one turn (nothing when there is no limit).
-class reply_slots {
-public:
-    explicit reply_slots(std::size_t limit)
-        : limit_(limit), slots_(static_cast<std::ptrdiff_t>(limit > 0 ? limit : 1)) {}
-    struct held {
-        reply_slots& s;
-        explicit held(reply_slots& slots) : s(slots) {
-            if (s.limit_ > 0) s.slots_.acquire();
-        }
-        ~held() {
-            if (s.limit_ > 0) s.slots_.release();
-        }
-        held(const held&) = delete;
-        held& operator=(const held&) = delete;
-    };
-
-private:
-    std::size_t limit_;
-    std::counting_semaphore<> slots_;
-};
 
 } // namespace ania::detail

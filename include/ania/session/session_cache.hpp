@@ -23,6 +23,7 @@
 #include <ania/agent/chat.hpp>
 #include <ania/agent/concepts.hpp>
 #include <ania/concepts.hpp>
+#include <ania/detail/concurrency_limit.hpp>
 #include <ania/detail/worker.hpp>
 #include <ania/error.hpp>
 #include <ania/log.hpp>
@@ -384,7 +385,7 @@ private:
             l.unlock();
             try {
                 ensure_agent(e, key);
-                const detail::reply_slots::held slot(slots_);
+                const detail::concurrency_limit::held slot(slots_);
                 chat_options turn_options = copt;
                 if (opt_.when_busy == busy_policy::steer)
                     turn_options.steer = [&e] { return detail::take_pending(e); };
@@ -447,7 +448,7 @@ private:
     session_options opt_;
     Clock clock_;
     detail::eviction_pass<Agent, Eviction> pass_;
-    detail::reply_slots slots_;
+    detail::concurrency_limit slots_;
     detail::hibernation<Agent> hibernated_;
     detail::block_pool entry_pool_;  // before the shards: their entries go back to it
     shard shards_[shard_count];
