@@ -249,6 +249,30 @@ TEST_CASE("client: the recorded stream served split at every byte offset", "[ope
     CHECK(json::parse(reqs.front().body)["stream_options"]["include_usage"] == true);
 }
 
+TEST_CASE("client: an exception from on_text reaches the caller of complete(), not through libcurl; the client goes on", "[openai][sse]") {
+    // The stream's callbacks run inside libcurl's C frames, where unwinding is undefined (it ended the process
+    // when an accumulator threw). The transport keeps the exception and rethrows it once curl has returned.
+    scripted_server s;
+    s.otherwise([&](const httplib::Request&, httplib::Response& res) {
+        res.set_chunked_content_provider("text/event-stream", [](std::size_t, httplib::DataSink& sink) {
+            sink.write(recorded_stream.data(), recorded_stream.size());
+            sink.done();
+            return true;
+        });
+    });
+    auto o = options(s);
+    o.stream = true;
+    int calls = 0;
+    o.on_text = [&](std::string_view) {
+        if (++calls == 1) throw std::runtime_error("the UI is gone");
+    };
+    ania::openai::client llm(o);
+    const std::vector<message> msgs{message::user("hi")};
+    CHECK_THROWS_WITH(llm.complete(one_user(msgs)), "the UI is gone");
+    check_recorded(llm.complete(one_user(msgs)));  // the pooled handle still works
+    CHECK(s.requests().size() == 2);
+}
+
 TEST_CASE("client: 400, 401, 403 are not retried; the key never appears in an error or a log line", "[openai][errors]") {
     capture_log log;
     for (const int status : {400, 401, 403}) {
@@ -997,6 +1021,33 @@ TEST_CASE("anthropic: errors are typed like OpenAI's: too long, bad key (redacte
     const ania::completion e = std::move(acc).finish();
     CHECK_FALSE(e.ok);
     CHECK(e.error.find("Overloaded") != std::string::npos);
+}
+
+TEST_CASE("anthropic: members of the wrong JSON type are ignored, never thrown through the transport", "[anthropic][errors]") {
+    // Found by fuzz_stream: `{"type":1}` made json::value() throw type_error out of add(), which the client calls
+    // from inside libcurl's write callback (an exception there ends the process).
+    ania::anthropic::stream_accumulator acc;
+    CHECK(acc.add(R"({"type":1})"));
+    CHECK(acc.add(R"({"type":"message_start","message":{"usage":{"input_tokens":1}}})"));
+    CHECK(acc.add(R"({"type":"content_block_start","index":0,"content_block":{"type":["text"],"id":2,"name":null}})"));
+    CHECK(acc.add(R"({"type":"content_block_start","index":1,"content_block":{"type":"tool_use","id":7,"name":{}}})"));
+    CHECK(acc.add(R"({"type":"content_block_delta","index":1,"delta":{"type":false,"text":"x"}})"));
+    CHECK(acc.add(R"({"type":"message_delta","delta":{"stop_reason":[1]},"usage":{"output_tokens":"9"}})"));
+    CHECK(acc.add(R"({"type":"message_stop"})"));
+    const ania::completion s = std::move(acc).finish();
+    REQUIRE(s.ok);
+    REQUIRE(s.reply.tool_calls.size() == 1);
+    CHECK(s.reply.tool_calls[0].id == "7");  // a number id is kept as its digits
+    CHECK(s.reply.tool_calls[0].name.empty());
+    CHECK(s.finish_reason.empty());
+
+    const ania::completion a = ania::anthropic::parse_answer(
+        R"({"type":{},"stop_reason":5,"content":[{"type":3},{"type":"tool_use","id":[],"name":"f"},{"type":"text","text":"ok"}]})");
+    REQUIRE(a.ok);
+    CHECK(a.reply.content == "ok");
+    REQUIRE(a.reply.tool_calls.size() == 1);
+    CHECK(a.reply.tool_calls[0].name == "f");
+    CHECK(a.finish_reason == "5");
 }
 
 // ---- providers' quirks (issue: five behaviours the clients mishandled) ------------------------------------

@@ -129,8 +129,9 @@ struct usage_sum {
     for (const tool& t : ts) {
         const json d = t.definition();
         const json& f = d.contains("function") ? d["function"] : d;
-        tools.push_back({{"name", f.value("name", t.name)},
-                         {"description", f.value("description", std::string())},
+        std::string name = http::detail::string_member(f, "name");
+        tools.push_back({{"name", name.empty() ? t.name : std::move(name)},
+                         {"description", http::detail::string_member(f, "description")},
                          {"input_schema", f.contains("parameters") ? f["parameters"] : json{{"type", "object"}}}});
     }
     return tools;
@@ -367,7 +368,7 @@ void append_messages(std::string& out, std::string& system, const chat_request& 
         return http::malformed_answer(e.what());
     }
     if (!j.is_object()) return http::malformed_answer("not a JSON object");
-    if (j.value("type", std::string()) == "error" || (j.contains("error") && !j["error"].is_null())) return http::error_answer(200, body);
+    if (http::detail::string_member(j, "type") == "error" || (j.contains("error") && !j["error"].is_null())) return http::error_answer(200, body);
     detail::usage_sum u;
     if (const auto it = j.find("usage"); it != j.end()) u.add(*it);
     const auto content = j.find("content");
@@ -379,13 +380,13 @@ void append_messages(std::string& out, std::string& system, const chat_request& 
     bool has_thinking = false;
     for (const json& b : *content) {
         if (!b.is_object()) continue;
-        const std::string type = b.value("type", std::string());
+        const std::string type = http::detail::string_member(b, "type");
         if (type == "text" && b.contains("text") && b["text"].is_string()) {
             m.content += b["text"].get<std::string>();
         } else if (type == "tool_use") {
             tool_call c;
-            c.id = b.value("id", std::string());
-            c.name = b.value("name", std::string());
+            c.id = http::detail::string_member(b, "id");
+            c.name = http::detail::string_member(b, "name");
             c.arguments = b.contains("input") ? b["input"].dump(-1, ' ', false, json::error_handler_t::replace) : "{}";
             m.tool_calls.push_back(std::move(c));
         } else if (type == "thinking" && b.contains("thinking") && b["thinking"].is_string()) {
@@ -396,7 +397,7 @@ void append_messages(std::string& out, std::string& system, const chat_request& 
     if (m.content.empty() && !m.tool_calls.empty()) m.form = content_form::null;
     if (has_thinking) m.reasoning_content = std::move(thinking);
     completion c = completion::success(std::move(m), u.get());
-    c.finish_reason = detail::finish_reason(j.value("stop_reason", std::string()));
+    c.finish_reason = detail::finish_reason(http::detail::string_member(j, "stop_reason"));
     return c;
 }
 
@@ -416,7 +417,7 @@ public:
             return fail(http::malformed_answer(std::string("a stream event: ") + e.what()));
         }
         if (!j.is_object()) return fail(http::malformed_answer("a stream event is not a JSON object"));
-        const std::string type = j.value("type", std::string());
+        const std::string type = http::detail::string_member(j, "type");
         if (type == "error") return fail(http::error_answer(200, data));
         if (type == "message_start") {
             started_ = true;
@@ -425,10 +426,10 @@ public:
             block& b = at(j);
             if (j.contains("content_block") && j["content_block"].is_object()) {
                 const json& cb = j["content_block"];
-                b.type = cb.value("type", std::string());
+                b.type = http::detail::string_member(cb, "type");
                 if (b.type == "tool_use") {
-                    b.id = cb.value("id", std::string());
-                    b.name = cb.value("name", std::string());
+                    b.id = http::detail::string_member(cb, "id");
+                    b.name = http::detail::string_member(cb, "name");
                 } else if (b.type == "text" && cb.contains("text") && cb["text"].is_string()) {
                     b.text = cb["text"].get<std::string>();
                 }
@@ -437,7 +438,7 @@ public:
             block& b = at(j);
             if (!j.contains("delta") || !j["delta"].is_object()) return true;
             const json& d = j["delta"];
-            const std::string dt = d.value("type", std::string());
+            const std::string dt = http::detail::string_member(d, "type");
             if (dt == "text_delta" && d.contains("text") && d["text"].is_string()) {
                 const std::string& piece = d["text"].get_ref<const std::string&>();
                 b.text += piece;
@@ -449,7 +450,7 @@ public:
             }
         } else if (type == "message_delta") {
             if (j.contains("delta") && j["delta"].is_object()) {
-                const std::string stop = j["delta"].value("stop_reason", std::string());
+                const std::string stop = http::detail::string_member(j["delta"], "stop_reason");
                 if (!stop.empty()) stop_ = stop;
             }
             if (j.contains("usage")) used_.add(j["usage"]);

@@ -18,6 +18,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
+#include <exception>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -129,23 +130,31 @@ struct transfer {
     bool streaming = false;
     bool too_large = false;
     bool aborted = false;
+    /// What on_data threw (an accumulator, a user's on_text): kept here and rethrown by post() after curl has
+    /// returned, since an exception must not unwind through libcurl's C frames.
+    std::exception_ptr thrown{};
 
-    static std::size_t on_header(char* p, std::size_t size, std::size_t n, void* self) {
+    static std::size_t on_header(char* p, std::size_t size, std::size_t n, void* self) noexcept {
         auto& t = *static_cast<transfer*>(self);
         const std::string_view line(p, size * n);
         t.last_byte = std::chrono::steady_clock::now();
         t.started = true;
-        if (line.starts_with("HTTP/")) {  // a new response (after a 100 Continue or a redirect): forget the last
-            t.res->retry_after.reset();
-        } else if (header_is(line, "retry-after-ms")) {
-            if (auto v = parse_retry_after("retry-after-ms", line.substr(15))) t.res->retry_after = v;
-        } else if (header_is(line, "retry-after") && !t.res->retry_after) {
-            t.res->retry_after = parse_retry_after("retry-after", line.substr(12));
+        try {
+            if (line.starts_with("HTTP/")) {  // a new response (after a 100 Continue or a redirect): forget the last
+                t.res->retry_after.reset();
+            } else if (header_is(line, "retry-after-ms")) {
+                if (auto v = parse_retry_after("retry-after-ms", line.substr(15))) t.res->retry_after = v;
+            } else if (header_is(line, "retry-after") && !t.res->retry_after) {
+                t.res->retry_after = parse_retry_after("retry-after", line.substr(12));
+            }
+        } catch (...) {  // std::bad_alloc
+            t.thrown = std::current_exception();
+            return 0;
         }
         return size * n;
     }
 
-    static std::size_t on_body(char* p, std::size_t size, std::size_t n, void* self) {
+    static std::size_t on_body(char* p, std::size_t size, std::size_t n, void* self) noexcept {
         auto& t = *static_cast<transfer*>(self);
         const std::size_t len = size * n;
         t.last_byte = std::chrono::steady_clock::now();
@@ -159,13 +168,19 @@ struct transfer {
             t.too_large = true;
             return 0;  // anything but len aborts the transfer
         }
-        if (t.streaming) {
-            if (!t.req->on_data(std::string_view(p, len))) {
-                t.aborted = true;
-                return 0;
+        try {
+            if (t.streaming) {
+                if (!t.req->on_data(std::string_view(p, len))) {
+                    t.aborted = true;
+                    return 0;
+                }
+            } else {
+                t.res->body.append(p, len);
             }
-        } else {
-            t.res->body.append(p, len);
+        } catch (...) {
+            t.thrown = std::current_exception();
+            t.aborted = true;
+            return 0;
         }
         return len;
     }
@@ -336,6 +351,7 @@ private:
     curl_easy_setopt(e, CURLOPT_ERRORBUFFER, nullptr);  // both are this frame's: the handle outlives it
     curl_easy_setopt(e, CURLOPT_HTTPHEADER, nullptr);
     curl_slist_free_all(hdrs);
+    if (t.thrown) std::rethrow_exception(t.thrown);
 
     if (cancelled) res.result = outcome::cancelled;
     else if (stalled) res.result = outcome::stalled;
