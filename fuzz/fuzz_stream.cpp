@@ -1,11 +1,13 @@
 // fuzz/fuzz_stream.cpp -- the SSE decoder and the stream accumulator over arbitrary bytes: the events are the
 // same whatever the chunking (the first byte chooses the split points), nothing crashes, and the accumulated
 // answer is either a failure with a reason or a message that writes as valid JSON; the same for the Anthropic
-// accumulator over the same events.
+// accumulator over the same events. The same bytes as a whole answer body: both providers' parse_answer and
+// the error reader (http::error_answer) keep the same promise, and each event's data as a body too.
 #include <string>
 #include <vector>
 
 #include <ania/anthropic/wire.hpp>
+#include <ania/http/answer.hpp>
 #include <ania/http/sse.hpp>
 #include <ania/json.hpp>
 #include <ania/openai/wire.hpp>
@@ -44,5 +46,22 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     };
     check(ania::openai::stream_accumulator{});
     check(ania::anthropic::stream_accumulator{});
+    const auto check_answer = [](const ania::completion& c) {
+        if (c.ok) {
+            const std::string wire = ania::dump(c.reply);
+            ANIA_FUZZ_CHECK(ania::text::is_valid_utf8(wire));
+            ANIA_FUZZ_CHECK(ania::json::accept(wire));
+        } else {
+            ANIA_FUZZ_CHECK(!c.error.empty());
+        }
+    };
+    const auto check_body = [&](std::string_view body) {
+        check_answer(ania::openai::parse_answer(body));
+        check_answer(ania::anthropic::parse_answer(body));
+        const ania::completion e = ania::http::error_answer(400 + data[0] % 200, body);
+        ANIA_FUZZ_CHECK(!e.ok && !e.error.empty());
+    };
+    check_body(bytes);
+    for (const std::string& e : whole) check_body(std::string_view(e).substr(e.find('\0') + 1));
     return 0;
 }

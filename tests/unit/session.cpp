@@ -7,6 +7,7 @@
 #include <array>
 #include <atomic>
 #include <functional>
+#include <limits>
 #include <chrono>
 #include <condition_variable>
 #include <cstring>
@@ -477,6 +478,19 @@ TEST_CASE("capacity is not busy: with one reply at a time, a message for another
     CHECK(b.status == ania::respond_status::replied);
     REQUIRE(b.turns.size() == 2);  // its own turn, then "three"
     CHECK(cache.pending("g:2") == 0);
+}
+
+TEST_CASE("max_concurrent_replies above what a semaphore counts is no limit, not a negative count", "[session][queue]") {
+    // SIZE_MAX cast to the semaphore's ptrdiff_t was -1: a precondition violation (libstdc++ counts to INT_MAX).
+    CHECK(ania::detail::concurrency_limit(std::numeric_limits<std::size_t>::max()).limit() == 0);
+    CHECK(ania::detail::concurrency_limit(std::size_t(1) << 40).limit() == 0);
+    CHECK(ania::detail::concurrency_limit(3).limit() == 3);
+    rig r;
+    auto o = r.options();
+    o.max_concurrent_replies = std::numeric_limits<std::size_t>::max();
+    cache_t cache(r.factory(), o, r.clock);
+    CHECK(cache.respond("g:1", "one").status == ania::respond_status::replied);
+    CHECK(cache.respond("g:2", "two").status == ania::respond_status::replied);
 }
 
 TEST_CASE("double texting: reject, latest only, one turn per message", "[session][queue]") {

@@ -9,10 +9,14 @@
 namespace ania::detail {
 
 /// `limit` holders at once (0: no limit, nothing is counted). Hold one with `held` for as long as the work runs.
+/// A limit above what the semaphore can count (libstdc++: INT_MAX) is no limit either: no process has that
+/// many threads, and the cast would make the semaphore's initial count negative.
 class concurrency_limit {
 public:
     explicit concurrency_limit(std::size_t limit)
-        : limit_(limit), slots_(static_cast<std::ptrdiff_t>(limit > 0 ? limit : 1)) {}
+        : limit_(limit <= static_cast<std::size_t>(std::counting_semaphore<>::max()) ? limit : 0),
+          slots_(static_cast<std::ptrdiff_t>(limit_ > 0 ? limit_ : 1)) {}
+    [[nodiscard]] std::size_t limit() const noexcept { return limit_; }
     struct held {
         concurrency_limit& s;
         explicit held(concurrency_limit& limit) : s(limit) {
