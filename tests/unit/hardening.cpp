@@ -202,6 +202,31 @@ TEST_CASE("a file locked by another process past busy_timeout at open is opened 
     CHECK(m.save(ania::memory::scope::from("g:1"), "works after the lock").status == ania::memory::save_status::saved);
 }
 
+TEST_CASE("a busy_timeout longer than an int of milliseconds waits for the lock instead of turning the wait off", "[hardening][sqlite][processes]") {
+    // 2^32 ms cast to int was 0: SQLite's busy handler off, the first held lock a store_busy at once.
+    ania_test::temp_dir dir;
+    const std::string path = dir.file("long.db");
+    auto opt = quiet();
+    opt.busy_timeout = std::chrono::milliseconds(std::int64_t(1) << 32);
+    ania::sqlite_store store(path, opt);
+    REQUIRE(store.enabled());
+    lock_holder other(path);
+    std::string failure = "not run";
+    std::thread writer([&] {  // no Catch2 assertion off the main thread
+        try {
+            store.append("s", ania::testing::sample_turn("1"));  // waits out the lock
+            failure.clear();
+        } catch (const std::exception& e) {
+            failure = e.what();
+        }
+    });
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    other.release();
+    writer.join();
+    CHECK(failure.empty());
+    CHECK(store.load("s") == ania::testing::sample_turn("1"));
+}
+
 TEST_CASE("a lock held past busy_timeout during appends: the writer retries, nothing is dropped, order kept", "[hardening][sqlite][processes]") {
     ania_test::temp_dir dir;
     const std::string path = dir.file("w.db");

@@ -9,6 +9,9 @@
 static_assert(false, "compiled mode: the library defines what <ania/detail/sqlite-inl.hpp> defines; include <ania/detail/sqlite.hpp>");
 #endif
 
+#include <algorithm>
+#include <climits>
+
 #include <ania/detail/sqlite.hpp>
 
 namespace ania::detail {
@@ -76,7 +79,8 @@ ANIA_INLINE sqlite_db sqlite_open_checked(const std::string& path, const sqlite_
     if (sqlite3_db_readonly(raw, "main") == 1)
         throw error(errc::store_error, path + " is read-only (file permissions): it cannot be written");
     sqlite3_extended_result_codes(raw, 1);
-    sqlite3_busy_timeout(raw, static_cast<int>(opt.busy_timeout.count()));
+    // Clamped: a longer timeout cast to int would wrap, and a negative one turns the busy handler off.
+    sqlite3_busy_timeout(raw, static_cast<int>(std::clamp<std::chrono::milliseconds::rep>(opt.busy_timeout.count(), 0, INT_MAX)));
     sqlite_check_health(raw, path);
     sqlite_exec(raw, "PRAGMA journal_mode=WAL");
     sqlite_exec(raw, opt.synchronous == sqlite_sync::full ? "PRAGMA synchronous=FULL" : "PRAGMA synchronous=NORMAL");
