@@ -189,7 +189,7 @@ case "$cmd" in
     # it is replayed here and as a test of every build with fuzz_replay (the default; CI replays it here).
     secs=${2:-30}
     configure "$out/fuzz" clang++ -Dfuzz=enabled -Dbench=disabled -Db_sanitize=address,undefined -Db_lundef=false -Doptimization=1
-    ninja -C "$out/fuzz" $(for t in message config memory_tools transcript stored_row stream; do echo fuzz/fuzz_$t; done) >"$out/fuzz.build.log" 2>&1 ||
+    ninja -C "$out/fuzz" $(for t in message config memory_tools transcript stored_row stream admin_api; do echo fuzz/fuzz_$t; done) >"$out/fuzz.build.log" 2>&1 ||
       { tail -30 "$out/fuzz.build.log"; exit 1; }
     export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
     # Two targets at a time (each is one thread): both cores busy, half the wall time.
@@ -204,7 +204,7 @@ case "$cmd" in
       fi
     }
     failed=0 pids=() names=()
-    for t in message config memory_tools transcript stored_row stream; do
+    for t in message config memory_tools transcript stored_row stream admin_api; do
       fuzz_one "$t" & pids+=($!) names+=("$t")
       if [ ${#pids[@]} -eq 2 ]; then
         wait "${pids[0]}" || { failed=1; tail -40 "$out/fuzz-${names[0]}.log"; }

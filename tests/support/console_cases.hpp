@@ -265,6 +265,9 @@ TEMPLATE_TEST_CASE("console: sessions, their stored history, turns, evict and cl
     const auto archive = op.json_of("GET", "/api/session/archive", {{"session", "g:7"}});
     CHECK(archive["messages"].empty());
     CHECK(archive["next_seq"] == 0);
+    // A seq past INT64_MAX is refused, not read as a negative one (which would mean "from the start").
+    CHECK(op.call("GET", "/api/session/archive", {{"session", "g:7"}, {"from", "9223372036854775808"}})->status == 400);
+    CHECK(op.json_of("GET", "/api/session/archive", {{"session", "g:7"}, {"from", "9223372036854775807"}})["messages"].empty());
 
     // Evict: gone from memory, kept in the store; it comes back on its next message.
     CHECK(op.json_of("POST", "/api/session/evict", {{"session", "f:8"}})["evicted"] == true);

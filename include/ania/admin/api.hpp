@@ -29,6 +29,7 @@
 #include <charconv>
 #include <cstddef>
 #include <cstdint>
+#include <limits>
 #include <map>
 #include <optional>
 #include <string>
@@ -210,8 +211,10 @@ private:
     }
     response archived(const request& r) const {
         const std::string s = session_of(r);
+        const std::size_t from = number(r, "from", 0);  // a seq: past INT64_MAX the cast would read from the start
+        if (from > static_cast<std::size_t>(std::numeric_limits<std::int64_t>::max())) throw error(errc::invalid_argument, "from: out of range");
         const std::optional<archive_slice> a =
-            ses().archive(s, static_cast<std::int64_t>(number(r, "from", 0)), std::min<std::size_t>(number(r, "limit", 50), defaults::admin_page_limit));
+            ses().archive(s, static_cast<std::int64_t>(from), std::min<std::size_t>(number(r, "limit", 50), defaults::admin_page_limit));
         if (!a) return fail(404, "this bot's store keeps no archive");
         json msgs = json::array(), sums = json::array();
         for (const archived_message& m : a->messages) msgs.push_back({{"seq", m.seq}, {"archived_at", m.archived_at}, {"message", ania::to_json(m.msg)}});
