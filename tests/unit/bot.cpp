@@ -119,6 +119,19 @@ TEST_CASE("console: never runs open; a bad listen address is an error; admin.tok
     }
     const auto cfg = ania::parse_config(R"({"admin":{"enabled":true,"listen":"127.0.0.1:0","token_file":")" + dir.file("token") + R"("}})");
     CHECK(ania::admin::console_options_from(cfg).token == "from-a-file");
+    // The console's knobs reach it from admin.* (a bot builds its console from the configuration only).
+    const auto knobs = ania::admin::console_options_from(
+        ania::parse_config(R"({"admin":{"token":"t","busy_threads":3,"requests_per_second":5.5,"burst":20}})"));
+    CHECK(knobs.busy_threads == 3);
+    CHECK(knobs.requests_per_second == 5.5);
+    CHECK(knobs.burst == 20);
+    const auto defaults = ania::admin::console_options_from(ania::parse_config(R"({"admin":{"token":"t"}})"));
+    CHECK(defaults.busy_threads == ania::admin::console_options{}.busy_threads);
+    CHECK(defaults.requests_per_second == ania::admin::console_options{}.requests_per_second);
+    CHECK(defaults.burst == ania::admin::console_options{}.burst);
+    for (const char* bad : {R"({"admin":{"busy_threads":-1}})", R"({"admin":{"busy_threads":1025}})",
+                            R"({"admin":{"requests_per_second":-1}})", R"({"admin":{"burst":0.5}})"})
+        CHECK_THROWS_WITH(ania::parse_config(bad), Catch::Contains("admin."));
     const auto missing = ania::parse_config(R"({"admin":{"enabled":true,"token_file":")" + dir.file("nope") + R"("}})");
     CHECK_THROWS_WITH(ania::admin::console_options_from(missing), Catch::Contains("cannot read"));
     // Two consoles cannot share a port: the second says so.

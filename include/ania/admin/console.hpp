@@ -68,6 +68,9 @@ struct console_options {
     console_options o;
     o.listen = c.admin.listen;
     o.token = c.admin.token;
+    o.busy_threads = static_cast<std::size_t>(c.admin.busy_threads);  // validated: 0..1024
+    o.requests_per_second = c.admin.requests_per_second;
+    o.burst = c.admin.burst;
     if (o.token.empty() && !c.admin.token_file.empty()) {
         std::ifstream in(c.admin.token_file);
         if (!in) throw error(errc::invalid_config, "admin.token_file: cannot read " + c.admin.token_file);

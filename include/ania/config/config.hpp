@@ -136,6 +136,10 @@ struct admin_config {
     std::string listen{defaults::admin_listen};  ///< host:port; a host other than loopback exposes the console
     std::string token;
     std::string token_file;
+    /// API requests worked on at once, the others wait (0: one less than the cores, at least one; at most 1024).
+    std::int64_t busy_threads = 0;
+    double requests_per_second = defaults::admin_requests_per_second;  ///< per remote address, sustained; 0: no limit
+    double burst = defaults::admin_burst;                              ///< per remote address, at once
 };
 
 /// Every configuration key of SPEC.md with its default. Load with `load_config` / `parse_config`.
@@ -189,6 +193,10 @@ inline void validate(const config& c) {
     detail::require(!c.admin.enabled || !c.admin.token.empty() || !c.admin.token_file.empty(), "admin.enabled",
                     "needs admin.token or admin.token_file (the console never runs open)");
     detail::require(!c.admin.enabled || c.admin.listen.rfind(':') != std::string::npos, "admin.listen", "must be host:port");
+    detail::require(c.admin.busy_threads >= 0 && c.admin.busy_threads <= 1024, "admin.busy_threads", "must be in [0, 1024] (0: cores - 1)");
+    detail::require(std::isfinite(c.admin.requests_per_second) && c.admin.requests_per_second >= 0, "admin.requests_per_second",
+                    "must be >= 0 (0: no limit)");
+    detail::require(std::isfinite(c.admin.burst) && c.admin.burst >= 1, "admin.burst", "must be >= 1");
     detail::require(c.history.archive.max_messages >= 0, "history.archive.max_messages", "must be >= 0 (0: no limit)");
     detail::require(c.history.archive.max_bytes >= 0, "history.archive.max_bytes", "must be >= 0 (0: no limit)");
     detail::require(c.memory.max_entries > 0, "memory.max_entries", "must be > 0");

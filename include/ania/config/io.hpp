@@ -45,7 +45,7 @@ BOOST_HANA_ADAPT_STRUCT(ania::memory_config, max_entries, max_content_runes, aut
                         near_duplicate_threshold, fold_case_and_width, max_user_id_runes, max_tags, max_tag_runes, versions_kept);
 BOOST_HANA_ADAPT_STRUCT(ania::ocr_config, base_url, api_key, model);
 BOOST_HANA_ADAPT_STRUCT(ania::postgres_config, dsn, pool_size, statement_timeout_ms, transaction_pooling);
-BOOST_HANA_ADAPT_STRUCT(ania::admin_config, enabled, listen, token, token_file);
+BOOST_HANA_ADAPT_STRUCT(ania::admin_config, enabled, listen, token, token_file, busy_threads, requests_per_second, burst);
 BOOST_HANA_ADAPT_STRUCT(ania::config, max_context_tokens, compress_ratio, wire_cache, llm, compressor, session, history, memory,
                         ocr, postgres, admin, multimodal);
 
