@@ -1048,6 +1048,23 @@ TEST_CASE("anthropic: members of the wrong JSON type are ignored, never thrown t
     REQUIRE(a.reply.tool_calls.size() == 1);
     CHECK(a.reply.tool_calls[0].name == "f");
     CHECK(a.finish_reason == "5");
+
+    // The same through the streaming client, over loopback: the process goes on and the answer is kept.
+    scripted_server srv;
+    srv.then([](const httplib::Request&, httplib::Response& res) {
+        res.set_chunked_content_provider("text/event-stream", [](std::size_t, httplib::DataSink& sink) {
+            const std::string events = "event: x\ndata: {\"type\":1}\n\n" + recorded_events +
+                                       "data: {\"type\":\"content_block_delta\",\"index\":[],\"delta\":{\"type\":{}}}\n\n";
+            sink.write(events.data(), events.size());
+            sink.done();
+            return true;
+        });
+    });
+    auto o = claude(srv);
+    o.stream = true;
+    ania::anthropic::client streaming(o);
+    const std::vector<message> msgs{message::user("hi")};
+    check_events(streaming.complete(one_user(msgs)));
 }
 
 // ---- providers' quirks (issue: five behaviours the clients mishandled) ------------------------------------
