@@ -79,7 +79,7 @@ ANIA_INLINE sqlite_db sqlite_open_checked(const std::string& path, const sqlite_
     if (sqlite3_db_readonly(raw, "main") == 1)
         throw error(errc::store_error, path + " is read-only (file permissions): it cannot be written");
     sqlite3_extended_result_codes(raw, 1);
-    // Clamped: a longer timeout cast to int would wrap, and a negative one turns the busy handler off.
+    // Clamped to the int SQLite takes: a longer timeout would wrap (2^32 ms became 0: no waiting at all).
     sqlite3_busy_timeout(raw, static_cast<int>(std::clamp<std::chrono::milliseconds::rep>(opt.busy_timeout.count(), 0, INT_MAX)));
     sqlite_check_health(raw, path);
     sqlite_exec(raw, "PRAGMA journal_mode=WAL");
