@@ -33,9 +33,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     const std::string_view bytes = ania_fuzz::as_text(data + 1, size - 1);
     const std::vector<std::string> whole = events_of(bytes, bytes.size() + 1), pieces = events_of(bytes, step);
     ANIA_FUZZ_CHECK(whole == pieces);
-    const auto check = [&](auto acc) {
-        for (const std::string& e : whole) acc.add(std::string_view(e).substr(e.find('\0') + 1));
-        const ania::completion c = std::move(acc).finish();
+    // Either a failure with a reason or a message that writes as valid JSON.
+    const auto check_answer = [](const ania::completion& c) {
         if (c.ok) {
             const std::string wire = ania::dump(c.reply);
             ANIA_FUZZ_CHECK(ania::text::is_valid_utf8(wire));
@@ -44,17 +43,12 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
             ANIA_FUZZ_CHECK(!c.error.empty());
         }
     };
+    const auto check = [&](auto acc) {
+        for (const std::string& e : whole) acc.add(std::string_view(e).substr(e.find('\0') + 1));
+        check_answer(std::move(acc).finish());
+    };
     check(ania::openai::stream_accumulator{});
     check(ania::anthropic::stream_accumulator{});
-    const auto check_answer = [](const ania::completion& c) {
-        if (c.ok) {
-            const std::string wire = ania::dump(c.reply);
-            ANIA_FUZZ_CHECK(ania::text::is_valid_utf8(wire));
-            ANIA_FUZZ_CHECK(ania::json::accept(wire));
-        } else {
-            ANIA_FUZZ_CHECK(!c.error.empty());
-        }
-    };
     const auto check_body = [&](std::string_view body) {
         check_answer(ania::openai::parse_answer(body));
         check_answer(ania::anthropic::parse_answer(body));
