@@ -9,7 +9,8 @@ through the model's memory_save tool first; the page must show them as text and 
     console_test.py CONSOLE_SERVER [--screenshot FILE] [--memories N] [--sessions N]
 
 Prints the page's first paint with its data (ms from navigation start to the frame after the one that painted
-both tables, and not before the browser's first contentful paint).
+the memory table, and not before the browser's first contentful paint; the sessions' table is built when its tab
+first opens).
 """
 import argparse
 import json
@@ -194,17 +195,38 @@ def main():
             browser.refresh()
             # The paint entry is recorded after the frame the page marks ready in: wait for both.
             wait.until(lambda b: b.execute_script("return window.aniaConsole && window.aniaConsole.ready && "
-                                                  "performance.getEntriesByName('first-contentful-paint').length > 0"))
+                                                  "performance.getEntriesByName('first-contentful-paint').length > 0 && "
+                                                  "(window.aniaConsole.rowShownMs !== null || "
+                                                  "!PerformanceObserver.supportedEntryTypes.includes('element'))"))
             warm.append(browser.execute_script(
                 "const n = performance.getEntriesByType('navigation')[0], at = (m) => performance.getEntriesByName(m)[0].startTime;"
-                "return [window.aniaConsole.firstPaintMs, at('first-contentful-paint'), n.responseStart, at('ania-data'), at('ania-built')]"))
-        # Both tables painted: not before the page's mark (the frame after the one that painted them) nor before
-        # the browser's first contentful paint.
+                "return [window.aniaConsole.firstPaintMs, at('first-contentful-paint'), n.responseStart, at('ania-data'), at('ania-built'), "
+                "window.aniaConsole.rowShownMs]"))
+        # The memory table painted: not before the page's mark (the frame after the one that painted it) nor
+        # before the browser's first contentful paint.
         best = min((max(w[0], w[1]),) + tuple(w[1:]) for w in warm)
-        print(f"console_test: ok: {len(memories)} memories, {args.sessions} sessions; tables filled and painted "
+        # Later than the mark: the mark is taken when the frame after the paint starts, the render time when
+        # the painted frame reached the screen (docs/console.md). Both are printed; neither is asserted.
+        shown = min((w[5] for w in warm if w[5] is not None), default=None)
+        shown = "(not reported)" if shown is None else f"{shown:.0f}"
+
+        # Delete one (after the figure, which wants every memory): two clicks, the second confirms. The buttons of
+        # the long tables share one listener per table: the row's own entry goes, no other.
+        doomed = memories[len(memories) // 2]["id"]
+        wait.until(lambda b: b.find_elements(By.CSS_SELECTOR, f'#memories tr[data-id="{doomed}"] button.delete'))
+        delete = browser.find_element(By.CSS_SELECTOR, f'#memories tr[data-id="{doomed}"] button.delete')
+        delete.click()
+        assert len(api(port, token, "GET", "/api/memories?scope=g:1")["memories"]) == len(memories)  # one click: not yet
+        delete.click()
+        wait.until(lambda b: f"deleted {doomed}" in b.find_element(By.ID, "status").text)
+        left = {m["id"] for m in api(port, token, "GET", "/api/memories?scope=g:1")["memories"]}
+        assert left == {m["id"] for m in memories} - {doomed}, "not exactly the clicked row's memory was deleted"
+        wait.until(lambda b: len(b.find_elements(By.CSS_SELECTOR, "#memories tbody tr")) == len(memories) - 1)
+        print(f"console_test: ok: {len(memories)} memories, {args.sessions} sessions; memory table filled and painted "
               f"{first_paint:.0f} ms after navigation start on the first load ({data_ms:.0f} ms of it the API), "
               f"{best[0]:.0f} ms on a reload (best of 3; first contentful paint {best[1]:.0f} ms; the page's first byte "
-              f"at {best[2]:.0f} ms, the overview's data in at {best[3]:.0f}, both tables built at {best[4]:.0f})")
+              f"at {best[2]:.0f} ms, the overview's data in at {best[3]:.0f}, the memory table built at {best[4]:.0f}); "
+              f"the first row's text on screen at {shown} ms (Element Timing, best of 3)")
         return 0
     finally:
         if browser:

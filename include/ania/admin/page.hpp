@@ -45,7 +45,7 @@ inline constexpr std::string_view console_html = R"ania(<!doctype html>
     <h2>Versions of <span id="history-id"></span></h2>
     <table id="versions"><thead><tr><th>#</th><th>change</th><th>who</th><th>session</th><th>tool call</th><th>when</th><th>content</th><th>tags</th><th></th></tr></thead><tbody></tbody></table>
   </section>
-  <table id="memories"><thead><tr><th>id</th><th>content</th><th>user</th><th>tags</th><th>created</th><th></th></tr></thead><tbody></tbody></table>
+  <table id="memories" class="rows" role="table"><thead role="rowgroup"><tr role="row"><th role="columnheader">id</th><th role="columnheader">content</th><th role="columnheader">user</th><th role="columnheader">tags</th><th role="columnheader">created</th><th role="columnheader"></th></tr></thead><tbody role="rowgroup"></tbody></table>
   <form id="create" class="bar">
     <input id="new-content" placeholder="New memory for this scope" maxlength="2000">
     <input id="new-user" placeholder="user id (optional)">
@@ -55,7 +55,7 @@ inline constexpr std::string_view console_html = R"ania(<!doctype html>
 </main>
 <main id="sessions-pane" hidden>
   <div class="bar"><span id="session-count"></span><button id="refresh">Refresh</button></div>
-  <table id="sessions"><thead><tr><th>session</th><th>idle</th><th>queued</th><th>state</th><th>messages</th><th>tokens</th><th>bytes</th><th>last compression</th><th></th></tr></thead><tbody></tbody></table>
+  <table id="sessions" class="rows" role="table"><thead role="rowgroup"><tr role="row"><th role="columnheader">session</th><th role="columnheader">idle</th><th role="columnheader">queued</th><th role="columnheader">state</th><th role="columnheader">messages</th><th role="columnheader">tokens</th><th role="columnheader">bytes</th><th role="columnheader">last compression</th><th role="columnheader"></th></tr></thead><tbody role="rowgroup"></tbody></table>
   <section id="session-detail" hidden>
     <h2>Session <span id="detail-key"></span></h2>
     <svg id="chart" width="640" height="160" viewBox="0 0 640 160" role="img" aria-label="context size over turns"></svg>
@@ -63,6 +63,8 @@ inline constexpr std::string_view console_html = R"ania(<!doctype html>
     <table id="stored"><thead><tr><th>#</th><th>role</th><th>content</th></tr></thead><tbody></tbody></table>
   </section>
 </main>
+<template id="memory-row"><tr role="row"><td role="cell"></td><td role="cell" class="content"></td><td role="cell"></td><td role="cell"></td><td role="cell"></td><td role="cell"><button type="button" class="edit">Edit</button><button type="button" class="history">History</button><button type="button" class="danger delete">Delete</button></td></tr></template>
+<template id="session-row"><tr role="row"><td role="cell"></td><td role="cell" class="num"></td><td role="cell" class="num"></td><td role="cell"></td><td role="cell" class="num"></td><td role="cell" class="num"></td><td role="cell" class="num"></td><td role="cell"></td><td role="cell"><button type="button" class="open">Open</button><button type="button" class="evict">Evict</button><button type="button" class="danger clear">Clear</button></td></tr></template>
 <script>@SCRIPT@</script>
 </body>
 </html>
@@ -82,6 +84,15 @@ th,td{border-bottom:1px solid #e3e6ea;padding:.35em .5em;text-align:left;vertica
 th{background:#eef1f5;font-weight:600}
 td.content{white-space:pre-wrap;word-break:break-word;max-width:42em}
 td.num{text-align:right;font-variant-numeric:tabular-nums}
+table.rows,table.rows>thead,table.rows>tbody{display:block}
+table.rows tr{display:grid;grid-template-columns:var(--cols)}
+table.rows tr{border-bottom:1px solid #e3e6ea}
+table.rows td,table.rows th{border:0;min-width:0;max-width:none}
+table.rows td{overflow-wrap:anywhere}
+table.rows>tbody>tr{content-visibility:auto;contain-intrinsic-size:auto 2.3em}
+#memories{--cols:6.5em minmax(10em,1fr) 7em 7em 20.5em 14em}
+@media (max-width:1100px){#memories{--cols:6.5em minmax(10em,1fr) 5em 5em 9.5em 14em}}
+#sessions{--cols:minmax(6em,1fr) 4.5em 5em 6.5em 6.5em 5.5em 6.5em 9.5em 12.5em}
 button{cursor:pointer}
 button.danger{color:#a11}
 textarea{width:100%;min-height:4em;font:inherit}
@@ -95,10 +106,19 @@ inline constexpr std::string_view console_js = R"ania('use strict';
 (function () {
   const $ = (id) => document.getElementById(id);
   const state = { scope: '', session: '', offset: 0, total: 0, firstPaint: null };
-  const con = window.aniaConsole = { ready: false, firstPaintMs: null };
+  const con = window.aniaConsole = { ready: false, firstPaintMs: null, rowShownMs: null };
+  // When the first memory's text reached the screen, as the browser reports it (Element Timing): the browser
+  // test prints it beside the page's own mark, which is taken when the frame after the paint starts.
+  if (window.PerformanceObserver && PerformanceObserver.supportedEntryTypes.includes('element')) {
+    new PerformanceObserver((list) => {
+      for (const e of list.getEntries())
+        if (e.identifier === 'ania-first-row' && con.rowShownMs === null) con.rowShownMs = e.renderTime || e.loadTime;
+    }).observe({ type: 'element', buffered: true });
+  }
 
   function el(tag, text, cls) {
     const e = document.createElement(tag);
+    if (tag === 'tr' || tag === 'td') e.setAttribute('role', tag === 'tr' ? 'row' : 'cell');  // see table.rows
     if (text !== undefined && text !== null) e.textContent = String(text);
     if (cls) e.className = cls;
     return e;
@@ -110,13 +130,23 @@ inline constexpr std::string_view console_js = R"ania('use strict';
     return b;
   }
   // A second click confirms (no window.confirm: it blocks automation and looks alike for every action).
-  function confirming(text, onConfirm, cls) {
-    const b = button(text, () => {
-      if (b.dataset.armed) { onConfirm(); return; }
-      b.dataset.armed = '1';
-      b.textContent = 'Sure? ' + text;
-    }, 'danger ' + cls);
-    return b;
+  function confirmed(b) {
+    if (b.dataset.armed) return true;
+    b.dataset.armed = '1';
+    b.textContent = 'Sure? ' + b.textContent;
+    return false;
+  }
+  // The two long tables (a scope's memories, the resident sessions) clone a row of the page's <template>
+  // and fill its cells with textContent, and one click listener on the table serves every row's buttons:
+  // with 200 rows, about half the time of making each cell and button and their 600 listeners (which the
+  // first paint waits for: docs/console.md).
+  function rowOf(id) { return $(id).content.firstElementChild; }
+  function onRowButton(table, act) {
+    $(table).tBodies[0].addEventListener('click', (ev) => {
+      const b = ev.target.closest('button');
+      const tr = b && b.closest('tr');
+      if (tr && tr.parentNode === ev.currentTarget && b.parentNode === tr.lastElementChild) act(b, tr);
+    });
   }
   function status(text, bad) {
     const s = $('status');
@@ -165,28 +195,35 @@ inline constexpr std::string_view console_js = R"ania('use strict';
     const data = await call('GET', '/api/memories', { scope: state.scope, q: $('search').value });
     showMemories(data.memories);
   }
+  const listed = new Map();  // id -> the memory as its row shows it
   function showMemories(memories) {
+    listed.clear();
+    for (const m of memories) listed.set(m.id, m);
     const rows = memories.map(memoryRow);
+    if (rows.length && con.rowShownMs === null) rows[0].cells[1].setAttribute('elementtiming', 'ania-first-row');
     $('memories').tBodies[0].replaceChildren(...rows);
     $('count').textContent = state.scope ? rows.length + ' memories' : 'no scopes yet';
   }
+  const memoryProto = rowOf('memory-row');
   function memoryRow(m) {
-    const tr = el('tr');
+    const tr = memoryProto.cloneNode(true);
     tr.dataset.id = m.id;
-    tr.appendChild(el('td', m.id));
-    const content = el('td', m.content, 'content');
-    tr.appendChild(content);
-    tr.appendChild(el('td', m.user_id));
-    tr.appendChild(tagsCell(m.tags));
-    tr.appendChild(el('td', m.created_at));
-    const actions = el('td');
-    actions.appendChild(button('Edit', () => editInPlace(tr, content, m), 'edit'));
-    actions.appendChild(button('History', () => guard(showHistory(m.id)), 'history'));
-    actions.appendChild(confirming('Delete', () => guard(call('DELETE', '/api/memory', { scope: state.scope, id: m.id })
-      .then(() => { status('deleted ' + m.id); return loadMemories(); })), 'delete'));
-    tr.appendChild(actions);
+    const c = tr.cells;
+    c[0].textContent = m.id;
+    c[1].textContent = m.content;
+    c[2].textContent = m.user_id;
+    for (const t of m.tags) c[3].appendChild(el('span', t, 'tag'));
+    c[4].textContent = m.created_at;
     return tr;
   }
+  onRowButton('memories', (b, tr) => {
+    const m = listed.get(tr.dataset.id);
+    if (!m) return;
+    if (b.classList.contains('edit')) editInPlace(tr, tr.cells[1], m);
+    else if (b.classList.contains('history')) guard(showHistory(m.id));
+    else if (b.classList.contains('delete') && confirmed(b))
+      guard(call('DELETE', '/api/memory', { scope: state.scope, id: m.id }).then(() => { status('deleted ' + m.id); return loadMemories(); }));
+  });
   function editInPlace(tr, cell, m) {
     if (cell.querySelector('textarea')) return;
     const area = el('textarea');
@@ -237,28 +274,31 @@ inline constexpr std::string_view console_js = R"ania('use strict';
     if (s < 5400) return Math.round(s / 60) + ' min';
     return (s / 3600).toFixed(1) + ' h';
   }
+  const sessionProto = rowOf('session-row');
+  onRowButton('sessions', (b, tr) => {
+    const key = tr.dataset.key;
+    if (b.classList.contains('open')) guard(openSession(key, null));
+    else if (b.classList.contains('evict'))
+      guard(call('POST', '/api/session/evict', { session: key })
+        .then((r) => { status(r.evicted ? 'evicted ' + key : key + ' is busy: not evicted'); return loadSessions(); }));
+    else if (b.classList.contains('clear') && confirmed(b))
+      guard(call('POST', '/api/session/clear', { session: key }).then(() => { status('cleared ' + key); return loadSessions(); }));
+  });
   async function loadSessions() {
     showSessions((await call('GET', '/api/sessions')).sessions);
   }
+  // The overview's sessions wait for their tab: built while it is hidden, their table would cost the memory
+  // page's first paint a third of its script and then be rebuilt from the fresh list the tab asks for.
+  let unshownSessions = null;
   function showSessions(sessions) {
+    unshownSessions = $('sessions-pane').hidden ? sessions : null;
+    if (unshownSessions) return;
     const rows = sessions.map((s) => {
-      const tr = el('tr');
+      const tr = sessionProto.cloneNode(true);
       tr.dataset.key = s.key;
-      tr.appendChild(el('td', s.key));
-      tr.appendChild(el('td', duration(s.idle_ms), 'num'));
-      tr.appendChild(el('td', s.pending, 'num'));
-      tr.appendChild(el('td', s.responding ? 'responding' : 'idle'));
-      tr.appendChild(el('td', s.messages, 'num'));
-      tr.appendChild(el('td', s.tokens, 'num'));
-      tr.appendChild(el('td', s.bytes, 'num'));
-      tr.appendChild(el('td', s.since_compression_ms === null ? 'never' : duration(s.since_compression_ms) + ' ago'));
-      const td = el('td');
-      td.appendChild(button('Open', () => guard(openSession(s.key, null)), 'open'));
-      td.appendChild(button('Evict', () => guard(call('POST', '/api/session/evict', { session: s.key })
-        .then((r) => { status(r.evicted ? 'evicted ' + s.key : s.key + ' is busy: not evicted'); return loadSessions(); })), 'evict'));
-      td.appendChild(confirming('Clear', () => guard(call('POST', '/api/session/clear', { session: s.key })
-        .then(() => { status('cleared ' + s.key); return loadSessions(); })), 'clear'));
-      tr.appendChild(td);
+      const text = [s.key, duration(s.idle_ms), s.pending, s.responding ? 'responding' : 'idle', s.messages, s.tokens, s.bytes,
+                    s.since_compression_ms === null ? 'never' : duration(s.since_compression_ms) + ' ago'];
+      for (let i = 0; i < text.length; ++i) tr.cells[i].textContent = String(text[i]);
       return tr;
     });
     $('sessions').tBodies[0].replaceChildren(...rows);
@@ -327,15 +367,15 @@ inline constexpr std::string_view console_js = R"ania('use strict';
     const t0 = performance.now();
     // One round trip for the first view (each one more cost first paint 10-30 ms in the browser test).
     const data = await call('GET', '/api/overview', state.scope ? { scope: state.scope } : {});
-    performance.mark('ania-data');  // the breakdown the browser test prints: data in, then the tables built
+    performance.mark('ania-data');  // the breakdown the browser test prints: data in, then the memory table built
     showScopes(data.scopes || [], data.scope);
     if (state.scope === data.scope) showMemories(data.memories || []);
     else await loadMemories();  // the scope asked for is gone: the first one's
     showSessions(data.sessions || []);
     performance.mark('ania-built');
     if (con.firstPaintMs === null) {
-      // Measured from navigation start to the frame after the one that painted both tables (a callback of the
-      // next frame runs before its paint: one frame later, that paint is done).
+      // Measured from navigation start to the frame after the one that painted the memory table (a callback of
+      // the next frame runs before its paint: one frame later, that paint is done).
       requestAnimationFrame(() => requestAnimationFrame(() => {
         con.firstPaintMs = performance.now(); con.dataMs = performance.now() - t0; con.ready = true;
       }));
@@ -350,7 +390,11 @@ inline constexpr std::string_view console_js = R"ania('use strict';
       history.replaceState(null, '', location.pathname);  // out of the address bar and the history
     }
     $('tab-memory').addEventListener('click', () => tab('memory'));
-    $('tab-sessions').addEventListener('click', () => { tab('sessions'); guard(loadSessions()); });
+    $('tab-sessions').addEventListener('click', () => {
+      tab('sessions');
+      if (unshownSessions) showSessions(unshownSessions);  // at once, then the fresh list
+      guard(loadSessions());
+    });
     $('scope').addEventListener('change', () => { state.scope = $('scope').value; $('history').hidden = true; guard(loadMemories()); });
     let timer = 0;
     $('search').addEventListener('input', () => { clearTimeout(timer); timer = setTimeout(() => guard(loadMemories()), 200); });
