@@ -112,3 +112,45 @@ TEST_CASE("a slow search in one scope does not block the other scopes", "[memory
     other.join();
     CHECK(m.size(g2) == 1);
 }
+
+TEST_CASE("readers of one scope run side by side: a listing does not wait for a slow search, a write does", "[memory][threads]") {
+    ram_backend b;
+    gated_tokenizer tok;
+    basic_manager<tokenizer_traits<gated_tokenizer>> m(b, quiet_options(), {.tokenizer = tok});
+    REQUIRE(m.save(g1, "one fact").status == save_status::saved);
+    const std::string id = m.list(g1).at(0).id;
+    REQUIRE(m.search(g1, "fact").size() == 1);  // loaded and its postings built: reads take the shared lock
+    std::thread slow([&] { (void)m.search(g1, "blockhere"); });
+    while (!*tok.inside) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    // g1 is being read (a turn's search); the other reads of g1 go on meanwhile (an operator's listing).
+    std::atomic<bool> done{false};
+    std::size_t listed = 0, found = 0, hits = 0, size = 0;
+    std::thread reader([&] {
+        listed = m.list(g1).size();
+        found = m.get(g1, id).has_value() ? 1 : 0;
+        hits = m.search(g1, "fact").size();
+        size = m.size(g1) + m.stats(g1).entries;
+        done = true;
+    });
+    for (int waited = 0; !done && waited < 5000; ++waited) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    CHECK(done.load());  // with one exclusive lock per scope this waits for the gate (10 s) and fails
+    // A write needs the scope to itself: it waits for the slow search.
+    std::atomic<bool> saved{false};
+    std::thread writer([&] {
+        (void)m.save(g1, "second fact");
+        saved = true;
+    });
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    CHECK_FALSE(saved.load());
+    *tok.open = true;
+    slow.join();
+    reader.join();
+    writer.join();
+    CHECK(listed == 1);
+    CHECK(found == 1);
+    CHECK(hits == 1);
+    CHECK(size == 2);
+    CHECK(saved.load());
+    CHECK(m.size(g1) == 2);
+    CHECK(m.search(g1, "second").size() == 1);  // the write made the postings stale: the next search rebuilt them
+}

@@ -11,6 +11,7 @@
 #include <mutex>
 #include <optional>
 #include <random>
+#include <shared_mutex>
 #include <string>
 #include <type_traits>
 #include <utility>
@@ -27,11 +28,12 @@ namespace ania::memory {
 template <class Traits>
 struct detail::manager_definitions_for {};
 
-/// One scope's index behind its own lock: operations on different scopes run in parallel. Slots are made
-/// once and never freed (reload() empties one), so a reference stays valid without the map's lock.
+/// One scope's index behind its own lock: operations on different scopes run in parallel, and reads of one
+/// scope too (read_index). Slots are made once and never freed (reload() empties one), so a reference stays
+/// valid without the map's lock.
 template <class Traits>
 struct basic_manager<Traits>::slot {
-    std::mutex mutex;
+    std::shared_mutex mutex;
     detail::scope_index index;
     bool loaded = false;
 };
@@ -307,22 +309,21 @@ auto basic_manager<Traits>::search(const scope& s, std::string_view query, std::
     const std::string q = clean(query, opt_.max_query_runes);
     std::vector<float> qvec = q.empty() ? std::vector<float>{} : embed(q);
     slot& sl = slot_of(s);
-    std::lock_guard lock(sl.mutex);
-    detail::scope_index& si = index_of(sl, s);
-    std::vector<search_hit> hits;
-    if (q.empty()) {
-        for (std::size_t i = si.entries.size(); i-- > 0 && hits.size() < limit;) hits.push_back({i, 0.0, si.entries[i]});
+    return read_index(sl, s, !q.empty(), [&](const detail::scope_index& si) {
+        std::vector<search_hit> hits;
+        if (q.empty()) {
+            for (std::size_t i = si.entries.size(); i-- > 0 && hits.size() < limit;) hits.push_back({i, 0.0, si.entries[i]});
+            return hits;
+        }
+        const std::vector<double> scores = detail::keyword_scores(si, tokenizer_, q, qvec);
+        std::vector<std::size_t> order;
+        for (std::size_t i = 0; i < scores.size(); ++i)
+            if (scores[i] > 0) order.push_back(i);
+        std::stable_sort(order.begin(), order.end(),
+                         [&](std::size_t a, std::size_t b) { return scores[a] > scores[b]; });
+        for (std::size_t k = 0; k < order.size() && k < limit; ++k) hits.push_back({order[k], scores[order[k]], si.entries[order[k]]});
         return hits;
-    }
-    si.ensure_postings(sim_);
-    const std::vector<double> scores = detail::keyword_scores(si, tokenizer_, q, qvec);
-    std::vector<std::size_t> order;
-    for (std::size_t i = 0; i < scores.size(); ++i)
-        if (scores[i] > 0) order.push_back(i);
-    std::stable_sort(order.begin(), order.end(),
-                     [&](std::size_t a, std::size_t b) { return scores[a] > scores[b]; });
-    for (std::size_t k = 0; k < order.size() && k < limit; ++k) hits.push_back({order[k], scores[order[k]], si.entries[order[k]]});
-    return hits;
+    });
 }
 
 template <class Traits>
@@ -331,10 +332,7 @@ auto basic_manager<Traits>::scores(const scope& s, std::string_view query) -> st
     const std::string q = clean(query, opt_.max_query_runes);
     std::vector<float> qvec = embed(q);
     slot& sl = slot_of(s);
-    std::lock_guard lock(sl.mutex);
-    detail::scope_index& si = index_of(sl, s);
-    si.ensure_postings(sim_);
-    return detail::keyword_scores(si, tokenizer_, q, qvec);
+    return read_index(sl, s, true, [&](const detail::scope_index& si) { return detail::keyword_scores(si, tokenizer_, q, qvec); });
 }
 
 template <class Traits>
@@ -353,36 +351,32 @@ template <class Traits>
 auto basic_manager<Traits>::list(const scope& s) -> std::vector<entry> {
     if (!enabled()) return {};
     slot& sl = slot_of(s);
-    std::lock_guard lock(sl.mutex);
-    return index_of(sl, s).entries;
+    return read_index(sl, s, false, [](const detail::scope_index& si) { return si.entries; });
 }
 
 template <class Traits>
 auto basic_manager<Traits>::get(const scope& s, std::string_view id) -> std::optional<entry> {
     if (!enabled()) return std::nullopt;
     slot& sl = slot_of(s);
-    std::lock_guard lock(sl.mutex);
-    const detail::scope_index& si = index_of(sl, s);
-    const std::size_t i = si.find(id);
-    if (i == detail::scope_index::npos) return std::nullopt;
-    return si.entries[i];
+    return read_index(sl, s, false, [&](const detail::scope_index& si) -> std::optional<entry> {
+        const std::size_t i = si.find(id);
+        if (i == detail::scope_index::npos) return std::nullopt;
+        return si.entries[i];
+    });
 }
 
 template <class Traits>
 auto basic_manager<Traits>::size(const scope& s) -> std::size_t {
     if (!enabled()) return 0;
     slot& sl = slot_of(s);
-    std::lock_guard lock(sl.mutex);
-    return index_of(sl, s).entries.size();
+    return read_index(sl, s, false, [](const detail::scope_index& si) { return si.entries.size(); });
 }
 
 template <class Traits>
 auto basic_manager<Traits>::stats(const scope& s) -> scope_stats {
     if (!enabled()) return {};
     slot& sl = slot_of(s);
-    std::lock_guard lock(sl.mutex);
-    const detail::scope_index& si = index_of(sl, s);
-    return {si.entries.size(), si.vocab.size()};
+    return read_index(sl, s, false, [](const detail::scope_index& si) { return scope_stats{si.entries.size(), si.vocab.size()}; });
 }
 
 template <class Traits>
@@ -498,6 +492,22 @@ auto basic_manager<Traits>::index_of(slot& sl, const scope& s) -> detail::scope_
     sl.index = std::move(fresh);
     sl.loaded = true;
     return sl.index;
+}
+
+template <class Traits>
+template <class F>
+auto basic_manager<Traits>::read_index(slot& sl, const scope& s, bool postings, F&& f) {
+    {
+        std::shared_lock lock(sl.mutex);
+        bool current = sl.loaded && !(postings && sl.index.postings_dirty);
+        if constexpr (versioned_memory_backend<backend_type>)
+            current = current && backend_.version(s) == sl.index.version;
+        if (current) return f(std::as_const(sl.index));
+    }
+    std::lock_guard lock(sl.mutex);
+    detail::scope_index& si = index_of(sl, s);
+    if (postings) si.ensure_postings(sim_);
+    return f(std::as_const(si));
 }
 
 template <class Traits>

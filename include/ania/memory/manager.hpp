@@ -50,9 +50,11 @@ struct manager_definitions_for<default_memory_traits> {};
 /// save, update and forget (token ids, an inverted index, lower-cased text, pair filters, vector norms), so
 /// neither the near-duplicate check nor keyword search re-tokenises the scope. Scopes are loaded on first use.
 /// Every entry point answers "disabled" (or nothing) when the backend is not enabled (SPEC §4).
-/// Thread-safe: each scope has its own lock (operations on different scopes run in parallel, and a huge query
-/// in one scope blocks only that scope); the embedder is called outside any lock. The backend must outlive
-/// the manager.
+/// Thread-safe: each scope has its own reader-writer lock. Operations on different scopes run in parallel, and
+/// so do the reads of one scope (list, get, search, scores, size, stats: an operator listing a scope does not
+/// hold up a turn's search in it); a write (save, update, restore, forget, reload) has the scope to itself, so a
+/// huge query in one scope delays only that scope's writes. The embedder is called outside any lock. The
+/// backend must outlive the manager.
 template <class Traits = default_memory_traits>
 class basic_manager {
 public:
@@ -199,6 +201,13 @@ private:
     /// again when someone else changed the scope since (another process or manager on the same file). A
     /// failed load leaves the slot unloaded, nothing half-built.
     detail::scope_index& index_of(slot& sl, const scope& s);
+
+    /// For a read: `f(const scope_index&)` under the slot's shared lock when the index is loaded, current
+    /// (versioned backends) and, if `postings`, with its postings built, so that the readers of one scope run
+    /// side by side (an operator listing a scope does not hold up a turn's search in it); else under the
+    /// exclusive lock, after index_of (and ensure_postings).
+    template <class F>
+    auto read_index(slot& sl, const scope& s, bool postings, F&& f);
 
     std::string fresh_id(const detail::scope_index& si);
 
