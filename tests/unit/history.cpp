@@ -2,7 +2,10 @@
 // loading with repair, and the background writer (order, flush, drain, back-pressure, cancellation).
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <atomic>
+#include <mutex>
+#include <vector>
 #include <chrono>
 #include <stop_token>
 #include <thread>
@@ -173,6 +176,57 @@ TEST_CASE("background writer: order per session, flush, and drain on destruction
     CHECK(a[0].content == "summary");
     CHECK(a[1].content == "after");
     CHECK(store.load("b").empty());
+}
+
+TEST_CASE("background writer: a flush writes what is queued itself, one job at a time, in order", "[history][writer][threads]") {
+    // Records which thread wrote each job, and how many writes ran at once.
+    struct recording : ania::ram_store {
+        std::mutex m;
+        std::vector<std::thread::id> by;
+        std::atomic<int> inside{0}, most{0};
+        void append(std::string_view s, std::span<const message> msgs) {
+            const int now = ++inside;
+            for (int seen = most.load(); now > seen && !most.compare_exchange_weak(seen, now);) {
+            }
+            {
+                std::lock_guard l(m);
+                by.push_back(std::this_thread::get_id());
+            }
+            ania::ram_store::append(s, msgs);
+            --inside;
+        }
+    } store;
+    bool each_flushed = true;
+    {
+        ania::background_writer<recording> w(store);
+        // Append, then flush, 500 times from this thread: the writer thread has to be woken first, so the flush
+        // finds its job still queued (some of the time, at least) and writes it here. Either way the job is in
+        // the store when flush returns.
+        for (std::size_t i = 0; i < 500; ++i) {
+            w.append("main", {message::user(std::to_string(i))});
+            w.flush();
+            each_flushed = each_flushed && store.load("main").size() == i + 1;
+        }
+        // Four threads at once, each its own session, flushing now and then: still one write at a time, in order.
+        std::vector<std::thread> threads;
+        for (int t = 0; t < 4; ++t)
+            threads.emplace_back([&w, t] {
+                for (int i = 0; i < 200; ++i) {
+                    w.append("t" + std::to_string(t), {message::user(std::to_string(i))});
+                    if (i % 3 == 0) w.flush();
+                }
+            });
+        for (auto& th : threads) th.join();
+    }  // the rest drained by the destructor
+    CHECK(each_flushed);
+    REQUIRE(store.by.size() == 500 + 4 * 200);
+    CHECK(std::count(store.by.begin(), store.by.begin() + 500, std::this_thread::get_id()) > 0);  // 0 when only the thread writes
+    CHECK(store.most.load() == 1);
+    for (int t = 0; t < 4; ++t) {
+        const auto h = store.load("t" + std::to_string(t));
+        REQUIRE(h.size() == 200);
+        for (int i = 0; i < 200; ++i) CHECK(h[static_cast<std::size_t>(i)].content == std::to_string(i));
+    }
 }
 
 TEST_CASE("background writer: failures are logged and counted, later writes still happen", "[history][writer]") {

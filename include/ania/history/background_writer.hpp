@@ -20,6 +20,11 @@
 #include <utility>
 #include <vector>
 
+#if defined(__linux__)
+#include <pthread.h>
+#include <sched.h>
+#endif
+
 #include <ania/concepts.hpp>
 #include <ania/detail/linkage.hpp>
 #include <ania/store/ram_store.hpp>
@@ -51,17 +56,23 @@ struct background_writer_options {
     int retries = 6;
     std::chrono::milliseconds first_backoff{50};
     std::chrono::milliseconds max_backoff{2000};
-    /// Called (on the writer thread) for every write given up: after its retries, or at once for a
-    /// failure that is not transient. Exceptions from it are caught and logged.
+    /// Called (on the thread that wrote: the writer's, or one in flush()) for every write given up: after its
+    /// retries, or at once for a failure that is not transient. Exceptions from it are caught and logged.
     std::function<void(const dropped_write&)> on_dropped;
     /// SPEC §2: a store never holds images. Whatever reaches the writer (a turn, a compression's replace)
     /// is written with image parts as this marker (see degrade_images).
     std::string image_marker{default_image_marker};
+    /// Linux: the writer thread runs under SCHED_BATCH: the same share of the CPU, but its wake-ups never
+    /// preempt the running thread, so a turn that hands it a write keeps its core instead of being switched
+    /// out for the writer and back (measured: docs/console.md, "Under load"). False: the default policy.
+    bool batch_scheduling = true;
 };
 
-/// One writer thread in front of a history_store. Jobs run in submission order (so each session's order
-/// is kept) and are not tied to any request's std::stop_token: once submitted, a write happens even if the
-/// request that produced it is cancelled. `flush()` waits for everything submitted before it; the destructor
+/// One writer thread in front of a history_store. Jobs run in submission order, one at a time (so each
+/// session's order is kept), and are not tied to any request's std::stop_token: once submitted, a write happens
+/// even if the request that produced it is cancelled. `flush()` waits for everything submitted before it,
+/// writing the queued jobs itself while the thread is not (so a write, its retries, `log` and `on_dropped` may
+/// run on a thread that called flush(), load() or read_archive(), never two at once); the destructor
 /// drains the queue, then joins. A transient failure is retried with back-off (see the options), holding the
 /// queue so that order is kept; a write finally given up is logged, counted and handed to `on_dropped`;
 /// later writes still run. All members are thread-safe. The store must outlive the writer.
@@ -137,10 +148,16 @@ public:
     }
 
     /// Returns once every job submitted before the call has been written (or has failed and been logged).
+    /// While no job is being written, the calling thread writes the queued ones itself, in order: a caller that
+    /// waits for its writes then does not also wait for the writer thread to be scheduled and to wake it (two
+    /// hand-offs between threads, each a wait for a core when the machine is busy).
     void flush() {
         std::unique_lock lock(mutex_);
         const std::uint64_t target = submitted_;
-        idle_.wait(lock, [&] { return done_ >= target; });
+        while (done_ < target) {
+            if (!writing_ && !queue_.empty()) write_front(lock);
+            else idle_.wait(lock);
+        }
     }
 
     /// Writes that failed since construction.
@@ -174,20 +191,39 @@ private:
     }
 
     void run(std::stop_token stop) {
+#if defined(__linux__)
+        if (opt_.batch_scheduling) {
+            const sched_param normal{};  // SCHED_BATCH takes priority 0 and no privilege
+            (void)::pthread_setschedparam(::pthread_self(), SCHED_BATCH, &normal);
+        }
+#endif
         std::unique_lock lock(mutex_);
         while (true) {
-            wake_worker_.wait(lock, stop, [&] { return !queue_.empty(); });
-            if (queue_.empty()) return;  // stopping, and drained
-            job j = std::move(queue_.front());
-            queue_.pop_front();
-            lock.unlock();
-            space_.notify_one();
-            const bool ok = write(j);
-            lock.lock();
-            if (!ok) ++failures_;
-            ++done_;
-            idle_.notify_all();
+            wake_worker_.wait(lock, stop, [&] { return !queue_.empty() && !writing_; });
+            if (writing_ || queue_.empty()) {  // stopping: a flush may still be writing; then drain what is left
+                idle_.wait(lock, [&] { return !writing_; });
+                if (queue_.empty()) return;
+            }
+            write_front(lock);
         }
+    }
+
+    /// Writes the job at the front of the queue (under `lock`, which it releases meanwhile; the queue is not
+    /// empty and nothing is being written): the writer thread's step, and a flushing caller's. One job at a
+    /// time, in submission order, whichever thread writes it.
+    void write_front(std::unique_lock<std::mutex>& lock) {
+        job j = std::move(queue_.front());
+        queue_.pop_front();
+        writing_ = true;
+        lock.unlock();
+        space_.notify_one();
+        const bool ok = write(j);
+        lock.lock();
+        writing_ = false;
+        if (!ok) ++failures_;
+        ++done_;
+        idle_.notify_all();
+        if (!queue_.empty()) wake_worker_.notify_one();  // a flush stops at its own target: the rest is the thread's
     }
 
     /// One job, with its retries; false when it was given up (logged and reported to on_dropped).
@@ -257,6 +293,7 @@ private:
     std::condition_variable space_, idle_;
     std::deque<job> queue_;
     std::uint64_t submitted_ = 0, done_ = 0;
+    bool writing_ = false;  // a job is being written (by the thread or by a flush): the next waits
     std::size_t failures_ = 0;
     std::jthread worker_;  // last: starts after every other member exists
 };
