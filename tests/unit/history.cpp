@@ -218,8 +218,20 @@ TEST_CASE("background writer: a flush writes what is queued itself, one job at a
             });
         for (auto& th : threads) th.join();
     }  // the rest drained by the destructor
+    // flush_writes off: a flush only waits, every job is the writer thread's.
+    {
+        ania::background_writer_options opt;
+        opt.flush_writes = false;
+        ania::background_writer<recording> w(store, opt);
+        for (std::size_t i = 0; i < 200; ++i) {
+            w.append("waits", {message::user(std::to_string(i))});
+            w.flush();
+            each_flushed = each_flushed && store.load("waits").size() == i + 1;
+        }
+    }
     CHECK(each_flushed);
-    REQUIRE(store.by.size() == 500 + 4 * 200);
+    REQUIRE(store.by.size() == 500 + 4 * 200 + 200);
+    CHECK(std::count(store.by.end() - 200, store.by.end(), std::this_thread::get_id()) == 0);
     CHECK(std::count(store.by.begin(), store.by.begin() + 500, std::this_thread::get_id()) > 0);  // 0 when only the thread writes
     CHECK(store.most.load() == 1);
     for (int t = 0; t < 4; ++t) {

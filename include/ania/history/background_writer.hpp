@@ -62,6 +62,11 @@ struct background_writer_options {
     /// SPEC §2: a store never holds images. Whatever reaches the writer (a turn, a compression's replace)
     /// is written with image parts as this marker (see degrade_images).
     std::string image_marker{default_image_marker};
+    /// flush() (and load(), read_archive()) writes the queued jobs on the calling thread while the writer
+    /// thread is not writing one: on a busy machine a caller then does not wait for the thread to get a core
+    /// twice (to take the job, then to wake the caller). On an idle one it gives up the overlap of the write
+    /// with what the caller did after submitting it. False: flush() only waits for the writer thread.
+    bool flush_writes = true;
     /// Linux: the writer thread runs under SCHED_BATCH: the same share of the CPU, but its wake-ups never
     /// preempt the running thread, so a turn that hands it a write keeps its core instead of being switched
     /// out for the writer and back (measured: docs/console.md, "Under load"). False: the default policy.
@@ -71,8 +76,8 @@ struct background_writer_options {
 /// One writer thread in front of a history_store. Jobs run in submission order, one at a time (so each
 /// session's order is kept), and are not tied to any request's std::stop_token: once submitted, a write happens
 /// even if the request that produced it is cancelled. `flush()` waits for everything submitted before it,
-/// writing the queued jobs itself while the thread is not (so a write, its retries, `log` and `on_dropped` may
-/// run on a thread that called flush(), load() or read_archive(), never two at once); the destructor
+/// writing the queued jobs itself while the thread is not (`flush_writes`: so a write, its retries, `log` and
+/// `on_dropped` may run on a thread that called flush(), load() or read_archive(), never two at once); the destructor
 /// drains the queue, then joins. A transient failure is retried with back-off (see the options), holding the
 /// queue so that order is kept; a write finally given up is logged, counted and handed to `on_dropped`;
 /// later writes still run. All members are thread-safe. The store must outlive the writer.
@@ -148,14 +153,13 @@ public:
     }
 
     /// Returns once every job submitted before the call has been written (or has failed and been logged).
-    /// While no job is being written, the calling thread writes the queued ones itself, in order: a caller that
-    /// waits for its writes then does not also wait for the writer thread to be scheduled and to wake it (two
-    /// hand-offs between threads, each a wait for a core when the machine is busy).
+    /// While no job is being written, the calling thread writes the queued ones itself, in order
+    /// (background_writer_options::flush_writes).
     void flush() {
         std::unique_lock lock(mutex_);
         const std::uint64_t target = submitted_;
         while (done_ < target) {
-            if (!writing_ && !queue_.empty()) write_front(lock);
+            if (opt_.flush_writes && !writing_ && !queue_.empty()) write_front(lock);
             else idle_.wait(lock);
         }
     }
