@@ -85,8 +85,7 @@ th{background:#eef1f5;font-weight:600}
 td.content{white-space:pre-wrap;word-break:break-word;max-width:42em}
 td.num{text-align:right;font-variant-numeric:tabular-nums}
 table.rows,table.rows>thead,table.rows>tbody{display:block}
-table.rows tr{display:grid;grid-template-columns:var(--cols)}
-table.rows tr{border-bottom:1px solid #e3e6ea}
+table.rows tr{display:grid;grid-template-columns:var(--cols);border-bottom:1px solid #e3e6ea}
 table.rows td,table.rows th{border:0;min-width:0;max-width:none}
 table.rows td{overflow-wrap:anywhere}
 table.rows>tbody>tr{content-visibility:auto;contain-intrinsic-size:auto 2.3em}
@@ -118,7 +117,6 @@ inline constexpr std::string_view console_js = R"ania('use strict';
 
   function el(tag, text, cls) {
     const e = document.createElement(tag);
-    if (tag === 'tr' || tag === 'td') e.setAttribute('role', tag === 'tr' ? 'row' : 'cell');  // see table.rows
     if (text !== undefined && text !== null) e.textContent = String(text);
     if (cls) e.className = cls;
     return e;
