@@ -16,6 +16,7 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdlib>
+#include <mutex>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -45,8 +46,10 @@ public:
     ~instant_server() {
         stopping_ = true;
         ::shutdown(fd_, SHUT_RDWR);  // wakes accept()
-        const int c = conn_.exchange(-1);
-        if (c >= 0) ::shutdown(c, SHUT_RDWR);  // wakes recv()
+        {
+            std::lock_guard lock(conn_m_);  // the connection is not closed meanwhile
+            if (conn_ >= 0) ::shutdown(conn_, SHUT_RDWR);  // wakes recv()
+        }
         thread_.join();
         ::close(fd_);
     }
@@ -63,11 +66,15 @@ private:
             if (c < 0) return;
             const int one = 1;
             ::setsockopt(c, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-            conn_ = c;
-            std::string head;  // what came after the last request: the start of the next one
-            while (answer_one(c, buf, head)) {
+            {
+                std::lock_guard lock(conn_m_);
+                conn_ = c;
             }
-            conn_.exchange(-1);
+            std::string head;  // what came after the last request: the start of the next one
+            while (!stopping_ && answer_one(c, buf, head)) {
+            }
+            std::lock_guard lock(conn_m_);
+            conn_ = -1;
             ::close(c);
         }
     }
@@ -112,7 +119,8 @@ private:
     std::string reply_;
     int fd_ = -1;
     int port_ = 0;
-    std::atomic<int> conn_{-1};
+    std::mutex conn_m_;
+    int conn_ = -1;  // the connection being served, under conn_m_
     std::atomic<bool> stopping_{false};
     std::atomic<std::size_t> answered_{0};
     std::thread thread_;
