@@ -7,8 +7,9 @@
 // agent_turn/with_client/{1k,10k}: a whole agent turn over the real openai::client against a SCRIPTED server
 // that answers at once (bench/instant_server.hpp: it reads the request and drops it), on a history of the data
 // set's first 1k / 10k messages. The request carries the whole window each turn, so 10k still sends 2.7 MB
-// through the socket (the target of #30 is 10k within 1.5x of 1k). Each turn adds its two messages to the
-// window: history_text_bytes says what the window held at the end.
+// through the socket (the target of #30 is 10k within 1.5x of 1k); …/curl_floor is that socket's cost alone.
+// The window is reset every 32 turns (untimed), so it stays near its size: window_messages and
+// history_text_bytes say what it held at the end.
 #include <benchmark/benchmark.h>
 
 #include <curl/curl.h>
