@@ -476,14 +476,15 @@ auto basic_manager<Traits>::slot_of(const scope& s) -> slot& {
 }
 
 template <class Traits>
+auto basic_manager<Traits>::is_current(const slot& sl, const scope& s) -> bool {
+    if (!sl.loaded) return false;
+    if constexpr (versioned_memory_backend<backend_type>) return backend_.version(s) == sl.index.version;
+    return true;
+}
+
+template <class Traits>
 auto basic_manager<Traits>::index_of(slot& sl, const scope& s) -> detail::scope_index& {
-    if (sl.loaded) {
-        if constexpr (versioned_memory_backend<backend_type>) {
-            if (backend_.version(s) == sl.index.version) return sl.index;
-        } else {
-            return sl.index;
-        }
-    }
+    if (is_current(sl, s)) return sl.index;
     detail::scope_index fresh;
     if constexpr (versioned_memory_backend<backend_type>)
         fresh.version = backend_.version(s);  // before the rows: a write in between means one more reload
@@ -499,10 +500,7 @@ template <class F>
 auto basic_manager<Traits>::read_index(slot& sl, const scope& s, bool postings, F&& f) {
     {
         std::shared_lock lock(sl.mutex);
-        bool current = sl.loaded && !(postings && sl.index.postings_dirty);
-        if constexpr (versioned_memory_backend<backend_type>)
-            current = current && backend_.version(s) == sl.index.version;
-        if (current) return f(std::as_const(sl.index));
+        if (!(postings && sl.index.postings_dirty) && is_current(sl, s)) return f(std::as_const(sl.index));
     }
     std::lock_guard lock(sl.mutex);
     detail::scope_index& si = index_of(sl, s);

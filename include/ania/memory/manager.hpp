@@ -201,6 +201,8 @@ private:
     /// again when someone else changed the scope since (another process or manager on the same file). A
     /// failed load leaves the slot unloaded, nothing half-built.
     detail::scope_index& index_of(slot& sl, const scope& s);
+    /// Under the slot's lock (either kind): loaded, and for a versioned backend still at the stored version.
+    bool is_current(const slot& sl, const scope& s);
 
     /// For a read: `f(const scope_index&)` under the slot's shared lock when the index is loaded, current
     /// (versioned backends) and, if `postings`, with its postings built, so that the readers of one scope run
