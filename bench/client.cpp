@@ -126,6 +126,15 @@ ania_test::scripted_server& server() {
     return srv;
 }
 
+/// agent_turn/with_client's server (and its floor's): the request read whole and dropped, the answer at once.
+ania_bench::instant_server& instant() {
+    static ania_bench::instant_server srv(answer_body);
+    return srv;
+}
+
+/// What each timed turn of agent_turn/with_client says (and its floor's request ends with).
+constexpr const char* turn_input = "[nickname:小明 id:qq:1] 今天的会议几点开始？";
+
 const std::vector<ania::message>& request_messages() {
     static const std::vector<ania::message> ms{ania::message::system("你是 Ania。"), ania::message::user("明天下午三点开会，记得提醒我。")};
     return ms;
@@ -199,8 +208,7 @@ void agent_turn_with_client(benchmark::State& state, const std::string& data) {
     ania::agent_options opt{.system_prompt = c.system_prompt};
     opt.window.max_context_tokens = 0;  // no compression: the figure is the turn
     ania::openai::client_options o;
-    static ania_bench::instant_server instant(answer_body);
-    o.base_url = instant.url();
+    o.base_url = instant().url();
     o.api_key = "bench";
     o.model = "bench-model";
     o.stream = false;
@@ -228,7 +236,7 @@ void agent_turn_with_client(benchmark::State& state, const std::string& data) {
             n = 1;
             state.ResumeTiming();
         }
-        ania::chat_result r = agent->chat("[nickname:小明 id:qq:1] 今天的会议几点开始？");
+        ania::chat_result r = agent->chat(turn_input);
         if (!r.ok()) {
             state.SkipWithError("the turn failed");
             break;
@@ -249,13 +257,12 @@ void with_client_floor(benchmark::State& state, const std::string& data) {
     const ania_test::conversation c = ania_test::load_conversation(data);
     std::vector<ania::message> request{ania::message::system(c.system_prompt)};
     request.insert(request.end(), c.history.begin(), c.history.end());
-    request.push_back(ania::message::user("[nickname:小明 id:qq:1] 今天的会议几点开始？"));
+    request.push_back(ania::message::user(turn_input));
     ania::openai::body_options bo;
     bo.model = "bench-model";
     bo.stream = false;
     const std::string body = ania::openai::request_body(ania::chat_request{std::span<const ania::message>(request)}, bo);
-    static ania_bench::instant_server instant(answer_body);
-    curl_post_loop(state, instant.url() + "/chat/completions", body, true);
+    curl_post_loop(state, instant().url() + "/chat/completions", body, true);
     state.counters["body_bytes"] = static_cast<double>(body.size());
 }
 

@@ -45,18 +45,16 @@ PAYLOADS = [
 ]
 
 
-def api(port, token, method, path, body=None):
+def api_raw(port, token, method, path, body=None):
     req = urllib.request.Request(f"http://127.0.0.1:{port}{path}", method=method,
                                  headers={"Authorization": "Bearer " + token, "Content-Type": "application/json"},
                                  data=None if body is None else json.dumps(body).encode())
     with urllib.request.urlopen(req, timeout=30) as r:
-        return json.loads(r.read())
-
-
-def api_raw(port, token, path):
-    req = urllib.request.Request(f"http://127.0.0.1:{port}{path}", headers={"Authorization": "Bearer " + token})
-    with urllib.request.urlopen(req, timeout=30) as r:
         return r.read()
+
+
+def api(port, token, method, path, body=None):
+    return json.loads(api_raw(port, token, method, path, body))
 
 
 # The floor: the least a page can do with the same data (fetch it after load, parse it, draw one row, mark the
@@ -251,7 +249,7 @@ def main():
         # The figure once more with the browser warm, alternated with the floor page (FLOOR_PAGE: the same
         # overview's bytes fetched from a plain server, one row drawn): what this browser on this machine takes
         # for any page that fetches its data after it loads, measured in the same run.
-        overview = api_raw(port, token, "/api/overview")
+        overview = api_raw(port, token, "GET", "/api/overview")
         floor_server = ThreadingHTTPServer(("127.0.0.1", 0), floor_handler(overview))
         threading.Thread(target=floor_server.serve_forever, daemon=True).start()
         floor_url = f"http://127.0.0.1:{floor_server.server_address[1]}/"

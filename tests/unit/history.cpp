@@ -4,11 +4,11 @@
 
 #include <algorithm>
 #include <atomic>
-#include <mutex>
-#include <vector>
 #include <chrono>
+#include <mutex>
 #include <stop_token>
 #include <thread>
+#include <vector>
 
 #include <ania/history/background_writer.hpp>
 #include <ania/history/persist.hpp>
