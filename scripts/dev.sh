@@ -137,12 +137,15 @@ case "$cmd" in
     ;;
   test)
     mkdir -p "$out"
-    # Compile time is most of CI, so each configuration builds only what it adds, and each test mode once. g++
-    # at -O1 with -ftree-vrp (the pass -Warray-bounds needs; -O2 took 27% more job time, 1365 s against 1079 s on
-    # the same targets, and both were clean on 2026-12-07: -O2's inlining finds more, so a release build still
-    # deserves a look) without -g: debug info is a third of the compile and nobody debugs a CI build; the unit
-    # tests in header-only mode, the examples (the bot's g++ warnings come from them), the installation the
-    # consumers use, and what needs a build without sanitizers (the DoS timeouts, the browser, PgBouncer).
+    # Compile time is most of CI, so each configuration builds only what it adds, and each test mode once.
+    # g++ at -Og, without -g (debug info is a third of the compile and nobody debugs a CI build), except what
+    # instantiates the whole library, the ania-compiled libraries (ania::bot included) and the DoS test: -O1
+    # with -ftree-vrp there (strict_cpp_args), the pass g++'s -Warray-bounds needs and -Og does not run. A unit
+    # test file alone took 48 s at -O1, 32.6 at -Og, 31.2 at -O0 (2026-12-08). -O2 had taken 27% more job time
+    # than -O1 (1365 s against 1079 s) and both were clean on 2026-12-07: -O2's inlining finds more, so a
+    # release build still deserves a look. The g++ build has the unit tests in header-only mode, the examples,
+    # the installation the consumers use, and what needs a build without sanitizers (the DoS timeouts, the
+    # browser, PgBouncer).
     # clang++ at -O0 with ASan+UBSan and -Werror, without -g (a report still names each function of its stack;
     # -g costs 19-25% of each TU: unit/session.cpp 14.3 s against 17.8, memory.cpp 16.1/20.2, agent.cpp
     # 9.8/12.2, src/ania.cpp 15.9/18.6, alternated on 2026-12-07; whole fresh-clone runs vary more than that
@@ -159,7 +162,7 @@ case "$cmd" in
     # no -inl header tests, 10 s of fuzzing a target), on a slower hour of the same day (the unchanged g++ build
     # took 405 s against 350): g++ 405 + 50 s, clang 457 + 145 s, TSan 74 + 17 s, consumers 104 s, fuzz build
     # 85 s + runs 35 s: 23.0 min; the same code with clang's -g, in the same hour: clang 563 + 131 s, 24.25 min.
-    configure "$out/gcc" g++ --werror -Dbench=disabled -Ddebug=false -Doptimization=1 -Dcpp_args=-ftree-vrp -Dheader_tests=false -Dfuzz_replay=false -Dtest_modes=header_only -Dbot_tests=false --prefix="$root/$out/prefix"
+    configure "$out/gcc" g++ --werror -Dbench=disabled -Ddebug=false -Doptimization=g -Dcpp_args= -Dstrict_cpp_args=-O1,-ftree-vrp -Dheader_tests=false -Dfuzz_replay=false -Dtest_modes=header_only -Dbot_tests=false --prefix="$root/$out/prefix"
     configure "$out/clang" clang++ --werror -Dbench=enabled -Doptimization=0 -Ddebug=false -Db_sanitize=address,undefined -Db_lundef=false -Dfuzz_replay=false -Dtest_modes=compiled
     # ThreadSanitizer over the tests whose behaviour is about threads only (the writer, the memory manager's and
     # the agent's threaded cases, kept in memory_threads.cpp and agent_threads.cpp for this, the sessions): any
