@@ -179,12 +179,16 @@ case "$cmd" in
     run_suite "$out/clang" || ok=1
     run_suite "$out/tsan" || ok=1
     CONSUMER_RESULTS=()
+    t0=$SECONDS
     if [ $ok -eq 0 ]; then consumers; else CONSUMER_RESULTS=(build=fail); fi
+    echo "== consumers: $((SECONDS - t0)) s"
     # Every fuzz target for a bounded time (ANIA_FUZZ_SECONDS, 10 s each): any crash or report fails. Every
     # corpus input and regression runs first whatever the time; the mutations after it are a smoke test here
     # (20 s each cost 64 s of the run): a search for new crashes is `scripts/dev.sh fuzz 600` on a spare machine.
     echo "== fuzz"
+    t0=$SECONDS
     if bash "$root/scripts/dev.sh" fuzz "${ANIA_FUZZ_SECONDS:-10}"; then CONSUMER_RESULTS+=(fuzz=ok); else CONSUMER_RESULTS+=(fuzz=fail); fi
+    echo "== fuzz: $((SECONDS - t0)) s; the test command so far: $SECONDS s"
     summary "$out/gcc" "$out/clang" "$out/tsan" "$out/consumer-subproject" "$out/consumer-pkgconfig" -- "${CONSUMER_RESULTS[@]}"
     ;;
   fuzz)
@@ -194,8 +198,10 @@ case "$cmd" in
     # it is replayed here and as a test of every build with fuzz_replay (the default; CI replays it here).
     secs=${2:-30}
     configure "$out/fuzz" clang++ -Dfuzz=enabled -Dbench=disabled -Db_sanitize=address,undefined -Db_lundef=false -Doptimization=1
+    t0=$SECONDS
     ninja -C "$out/fuzz" $(for t in message config memory_tools transcript stored_row stream admin_api; do echo fuzz/fuzz_$t; done) >"$out/fuzz.build.log" 2>&1 ||
       { tail -30 "$out/fuzz.build.log"; exit 1; }
+    echo "fuzz targets built in $((SECONDS - t0)) s"
     export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
     # Two targets at a time (each is one thread): both cores busy, half the wall time.
     fuzz_one() {
