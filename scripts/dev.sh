@@ -124,6 +124,34 @@ consumers() {
   CONSUMER_RESULTS=("${results[@]}")
 }
 
+# fuzz_run DIR SECONDS: every fuzz target of the libFuzzer build DIR (-Dfuzz=enabled) for SECONDS each, from its
+# checked-in corpus (fuzz/corpus/<t>) and every crash ever found (fuzz/regressions/<t>, all run before any
+# mutation), new finds kept in build/fuzz-corpus/<t>; fails on any crash, leak, sanitizer report or timeout.
+fuzz_run() {
+  local dir=$1 secs=$2 t i failed=0 pids=() names=()
+  export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
+  # Two targets at a time (each is one thread): both cores busy, half the wall time.
+  fuzz_one() {
+    local t=$1
+    mkdir -p "$out/fuzz-corpus/$t"
+    if "$dir/fuzz/fuzz_$t" -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 -print_final_stats=0 \
+         -artifact_prefix="$out/fuzz-crash-$t-" "$out/fuzz-corpus/$t" fuzz/corpus/$t fuzz/regressions/$t >"$out/fuzz-$t.log" 2>&1; then
+      echo "fuzz $t: ok ($(grep -c . "$out/fuzz-$t.log") log lines, $(ls "$out/fuzz-corpus/$t" | wc -l) new inputs)"
+    else
+      echo "fuzz $t: FAILED (the log's tail follows below)"; return 1
+    fi
+  }
+  for t in message config memory_tools transcript stored_row stream admin_api; do
+    fuzz_one "$t" & pids+=($!) names+=("$t")
+    if [ ${#pids[@]} -eq 2 ]; then
+      wait "${pids[0]}" || { failed=1; tail -40 "$out/fuzz-${names[0]}.log"; }
+      pids=("${pids[@]:1}") names=("${names[@]:1}")
+    fi
+  done
+  for i in "${!pids[@]}"; do wait "${pids[$i]}" || { failed=1; tail -40 "$out/fuzz-${names[$i]}.log"; }; done
+  return $failed
+}
+
 case "$cmd" in
   example)
     configure "$out/gcc" g++ -Dbench=disabled
@@ -153,8 +181,8 @@ case "$cmd" in
     # in compiled mode (the same code, instantiated in the ania-compiled libraries), the client and bot tests
     # (`bot_tests`: threads and sockets under the sanitizers), and what does not depend on the compiler, built
     # once (the one-header and ODR tests, the benchmarks' compile): clang parses these in half of g++'s time.
-    # The PostgreSQL test is built in both. The fuzz replays are left to the fuzz step below, whose libFuzzer
-    # binaries (ASan+UBSan too) run the corpus and every regression first.
+    # The PostgreSQL test is built in both. The fuzz targets are built here as libFuzzer binaries
+    # (-Dfuzz=enabled), which the fuzz step below runs over the corpus and every regression first: no replays.
     # A fresh-clone run on this 2-core machine (2026-12-07, before this split): g++ build 563 s + tests 52 s,
     # clang build 494 s + tests 137 s, TSan 107 + 14 s, consumers and fuzz (build and runs) ~210 s: 26.3 min.
     # With this split (but clang still with -g): g++ build 375 s + tests 53 s, clang build 502 s + tests 117 s,
@@ -165,7 +193,7 @@ case "$cmd" in
     # The g++ build at -Og (2026-12-08, fresh clone; the run before it, at -O1, took 22 min): g++ 274 + 47 s
     # (385 + 46 at -O1), clang 409 + 115 s, TSan 64 + 16 s, consumers 95 s, fuzz build 84 s + runs 45 s: 19.3 min.
     configure "$out/gcc" g++ --werror -Dbench=disabled -Ddebug=false -Doptimization=g -Dcpp_args= -Dstrict_cpp_args=-O1,-ftree-vrp -Dheader_tests=false -Dfuzz_replay=false -Dtest_modes=header_only -Dbot_tests=false --prefix="$root/$out/prefix"
-    configure "$out/clang" clang++ --werror -Dbench=enabled -Doptimization=0 -Ddebug=false -Db_sanitize=address,undefined -Db_lundef=false -Dfuzz_replay=false -Dtest_modes=compiled
+    configure "$out/clang" clang++ --werror -Dbench=enabled -Doptimization=0 -Ddebug=false -Db_sanitize=address,undefined -Db_lundef=false -Dfuzz=enabled -Dfuzz_replay=false -Dtest_modes=compiled
     # ThreadSanitizer over the tests whose behaviour is about threads only (the writer, the memory manager's and
     # the agent's threaded cases, kept in memory_threads.cpp and agent_threads.cpp for this, the sessions): any
     # report fails.
@@ -185,45 +213,29 @@ case "$cmd" in
     # Every fuzz target for a bounded time (ANIA_FUZZ_SECONDS, 10 s each): any crash or report fails. Every
     # corpus input and regression runs first whatever the time; the mutations after it are a smoke test here
     # (20 s each cost 64 s of the run): a search for new crashes is `scripts/dev.sh fuzz 600` on a spare machine.
+    # The targets are the clang build's (-Dfuzz=enabled: libFuzzer, ASan+UBSan, -O0, -Werror), not a build of
+    # their own at -O1: 65 s of compiling them one after the other against 101 s, and no configuration more.
     echo "== fuzz"
     t0=$SECONDS
-    if bash "$root/scripts/dev.sh" fuzz "${ANIA_FUZZ_SECONDS:-10}"; then CONSUMER_RESULTS+=(fuzz=ok); else CONSUMER_RESULTS+=(fuzz=fail); fi
+    if [ -x "$out/clang/fuzz/fuzz_message" ] && fuzz_run "$out/clang" "${ANIA_FUZZ_SECONDS:-10}"; then
+      CONSUMER_RESULTS+=(fuzz=ok)
+    else
+      CONSUMER_RESULTS+=(fuzz=fail)
+    fi
     echo "== fuzz: $((SECONDS - t0)) s; the test command so far: $SECONDS s"
     summary "$out/gcc" "$out/clang" "$out/tsan" "$out/consumer-subproject" "$out/consumer-pkgconfig" -- "${CONSUMER_RESULTS[@]}"
     ;;
   fuzz)
-    # Each target from its checked-in corpus (fuzz/corpus/<t>) and every crash ever found (fuzz/regressions/<t>,
-    # all run before any mutation), new finds kept in build/fuzz-corpus/<t>; any crash, leak, sanitizer report
-    # or timeout fails. A crash input is written to build/fuzz-crash-*: copy it into fuzz/regressions/<t>/ and
-    # it is replayed here and as a test of every build with fuzz_replay (the default; CI replays it here).
+    # A libFuzzer build at -O1 for long searches (`scripts/dev.sh fuzz 600`), run by fuzz_run. A crash input is
+    # written to build/fuzz-crash-*: copy it into fuzz/regressions/<t>/ and it is replayed by every fuzz run and
+    # as a test of every build with fuzz_replay (the default).
     secs=${2:-30}
     configure "$out/fuzz" clang++ -Dfuzz=enabled -Dbench=disabled -Db_sanitize=address,undefined -Db_lundef=false -Doptimization=1
     t0=$SECONDS
     ninja -C "$out/fuzz" $(for t in message config memory_tools transcript stored_row stream admin_api; do echo fuzz/fuzz_$t; done) >"$out/fuzz.build.log" 2>&1 ||
       { tail -30 "$out/fuzz.build.log"; exit 1; }
     echo "fuzz targets built in $((SECONDS - t0)) s"
-    export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
-    # Two targets at a time (each is one thread): both cores busy, half the wall time.
-    fuzz_one() {
-      local t=$1
-      mkdir -p "$out/fuzz-corpus/$t"
-      if "$out/fuzz/fuzz/fuzz_$t" -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 -print_final_stats=0 \
-           -artifact_prefix="$out/fuzz-crash-$t-" "$out/fuzz-corpus/$t" fuzz/corpus/$t fuzz/regressions/$t >"$out/fuzz-$t.log" 2>&1; then
-        echo "fuzz $t: ok ($(grep -c . "$out/fuzz-$t.log") log lines, $(ls "$out/fuzz-corpus/$t" | wc -l) new inputs)"
-      else
-        echo "fuzz $t: FAILED (the log's tail follows below)"; return 1
-      fi
-    }
-    failed=0 pids=() names=()
-    for t in message config memory_tools transcript stored_row stream admin_api; do
-      fuzz_one "$t" & pids+=($!) names+=("$t")
-      if [ ${#pids[@]} -eq 2 ]; then
-        wait "${pids[0]}" || { failed=1; tail -40 "$out/fuzz-${names[0]}.log"; }
-        pids=("${pids[@]:1}") names=("${names[@]:1}")
-      fi
-    done
-    for i in "${!pids[@]}"; do wait "${pids[$i]}" || { failed=1; tail -40 "$out/fuzz-${names[$i]}.log"; }; done
-    exit $failed
+    fuzz_run "$out/fuzz" "$secs" || exit 1
     ;;
   coverage)
     command -v gcovr >/dev/null || { echo "coverage: gcovr missing (scripts/setup.sh installs it)" >&2; exit 1; }
