@@ -192,6 +192,8 @@ case "$cmd" in
     # 85 s + runs 35 s: 23.0 min; the same code with clang's -g, in the same hour: clang 563 + 131 s, 24.25 min.
     # The g++ build at -Og (2026-12-08, fresh clone; the run before it, at -O1, took 22 min): g++ 274 + 47 s
     # (385 + 46 at -O1), clang 409 + 115 s, TSan 64 + 16 s, consumers 95 s, fuzz build 84 s + runs 45 s: 19.3 min.
+    # With the fuzz targets in the clang build, an hour later: g++ 325 + 51 s (the same build as the 274 s one:
+    # noise), clang 451 + 113 s, TSan 64 + 15 s, consumers 85 s, fuzz runs 45 s: 19.3 min again (1156 s).
     configure "$out/gcc" g++ --werror -Dbench=disabled -Ddebug=false -Doptimization=g -Dcpp_args= -Dstrict_cpp_args=-O1,-ftree-vrp -Dheader_tests=false -Dfuzz_replay=false -Dtest_modes=header_only -Dbot_tests=false --prefix="$root/$out/prefix"
     configure "$out/clang" clang++ --werror -Dbench=enabled -Doptimization=0 -Ddebug=false -Db_sanitize=address,undefined -Db_lundef=false -Dfuzz=enabled -Dfuzz_replay=false -Dtest_modes=compiled
     # ThreadSanitizer over the tests whose behaviour is about threads only (the writer, the memory manager's and
