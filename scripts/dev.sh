@@ -124,6 +124,16 @@ consumers() {
   CONSUMER_RESULTS=("${results[@]}")
 }
 
+# fuzz_build: the libFuzzer targets at -O1 with ASan+UBSan in build/fuzz (a configuration of their own: at -O0 in
+# the clang build they would run about a quarter of the inputs in the same seconds, and CI saved no time by it).
+fuzz_build() {
+  local t0=$SECONDS
+  configure "$out/fuzz" clang++ -Dfuzz=enabled -Dbench=disabled -Db_sanitize=address,undefined -Db_lundef=false -Doptimization=1
+  ninja -C "$out/fuzz" $(for t in message config memory_tools transcript stored_row stream admin_api; do echo fuzz/fuzz_$t; done) >"$out/fuzz.build.log" 2>&1 ||
+    { tail -30 "$out/fuzz.build.log"; return 1; }
+  echo "fuzz targets built in $((SECONDS - t0)) s"
+}
+
 # fuzz_run DIR SECONDS: every fuzz target of the libFuzzer build DIR (-Dfuzz=enabled) for SECONDS each, from its
 # checked-in corpus (fuzz/corpus/<t>) and every crash ever found (fuzz/regressions/<t>, all run before any
 # mutation), new finds kept in build/fuzz-corpus/<t>; fails on any crash, leak, sanitizer report or timeout.
@@ -181,8 +191,8 @@ case "$cmd" in
     # in compiled mode (the same code, instantiated in the ania-compiled libraries), the client and bot tests
     # (`bot_tests`: threads and sockets under the sanitizers), and what does not depend on the compiler, built
     # once (the one-header and ODR tests, the benchmarks' compile): clang parses these in half of g++'s time.
-    # The PostgreSQL test is built in both. The fuzz targets are built here as libFuzzer binaries
-    # (-Dfuzz=enabled), which the fuzz step below runs over the corpus and every regression first: no replays.
+    # The PostgreSQL test is built in both. The fuzz replays are left to the fuzz step below, whose libFuzzer
+    # binaries (ASan+UBSan too) run the corpus and every regression first.
     # A fresh-clone run on this 2-core machine (2026-12-07, before this split): g++ build 563 s + tests 52 s,
     # clang build 494 s + tests 137 s, TSan 107 + 14 s, consumers and fuzz (build and runs) ~210 s: 26.3 min.
     # With this split (but clang still with -g): g++ build 375 s + tests 53 s, clang build 502 s + tests 117 s,
@@ -192,10 +202,10 @@ case "$cmd" in
     # 85 s + runs 35 s: 23.0 min; the same code with clang's -g, in the same hour: clang 563 + 131 s, 24.25 min.
     # The g++ build at -Og (2026-12-08, fresh clone; the run before it, at -O1, took 22 min): g++ 274 + 47 s
     # (385 + 46 at -O1), clang 409 + 115 s, TSan 64 + 16 s, consumers 95 s, fuzz build 84 s + runs 45 s: 19.3 min.
-    # With the fuzz targets in the clang build, an hour later: g++ 325 + 51 s (the same build as the 274 s one:
-    # noise), clang 451 + 113 s, TSan 64 + 15 s, consumers 85 s, fuzz runs 45 s: 19.3 min again (1156 s).
+    # With the fuzz targets in the clang build (not kept, see the fuzz step): 1156-1220 s; the same g++ build took
+    # 274, 293, 312 and 325 s in four runs of the day.
     configure "$out/gcc" g++ --werror -Dbench=disabled -Ddebug=false -Doptimization=g -Dcpp_args= -Dstrict_cpp_args=-O1,-ftree-vrp -Dheader_tests=false -Dfuzz_replay=false -Dtest_modes=header_only -Dbot_tests=false --prefix="$root/$out/prefix"
-    configure "$out/clang" clang++ --werror -Dbench=enabled -Doptimization=0 -Ddebug=false -Db_sanitize=address,undefined -Db_lundef=false -Dfuzz=enabled -Dfuzz_replay=false -Dtest_modes=compiled
+    configure "$out/clang" clang++ --werror -Dbench=enabled -Doptimization=0 -Ddebug=false -Db_sanitize=address,undefined -Db_lundef=false -Dfuzz_replay=false -Dtest_modes=compiled
     # ThreadSanitizer over the tests whose behaviour is about threads only (the writer, the memory manager's and
     # the agent's threaded cases, kept in memory_threads.cpp and agent_threads.cpp for this, the sessions): any
     # report fails.
@@ -215,13 +225,14 @@ case "$cmd" in
     # Every fuzz target for a bounded time (ANIA_FUZZ_SECONDS, 10 s each): any crash or report fails. Every
     # corpus input and regression runs first whatever the time; the mutations after it are a smoke test here
     # (20 s each cost 64 s of the run): a search for new crashes is `scripts/dev.sh fuzz 600` on a spare machine.
-    # The targets are the clang build's (-Dfuzz=enabled: libFuzzer, ASan+UBSan, -O0, -Werror), not a build of
-    # their own at -O1: 65 s of compiling them one after the other against 101 s, and no configuration more.
-    # The price: at -O0 a target runs about a quarter of the inputs in its 10 s (fuzz_message: 584 log lines in
-    # 10 s, against 680 in 3 s at -O1); the corpus and the regressions run whole either way.
+    # Tried on 2026-12-08 and not kept: the targets built in the clang configuration (-Dfuzz=enabled, -O0) instead
+    # of build/fuzz. Compiled alone they take 65 s at -O0 against 101 s at -O1, but in three fresh-clone runs the
+    # clang build grew by 28-122 s (451, 481, 531 s against 409, 423) where the fuzz build had cost 84 s, and at
+    # -O0 a target runs about a quarter of the inputs in its 10 s (fuzz_message: 584 log lines in 10 s, against
+    # 680 in 3 s at -O1).
     echo "== fuzz"
     t0=$SECONDS
-    if [ -x "$out/clang/fuzz/fuzz_message" ] && fuzz_run "$out/clang" "${ANIA_FUZZ_SECONDS:-10}"; then
+    if fuzz_build && fuzz_run "$out/fuzz" "${ANIA_FUZZ_SECONDS:-10}"; then
       CONSUMER_RESULTS+=(fuzz=ok)
     else
       CONSUMER_RESULTS+=(fuzz=fail)
@@ -234,11 +245,7 @@ case "$cmd" in
     # written to build/fuzz-crash-*: copy it into fuzz/regressions/<t>/ and it is replayed by every fuzz run and
     # as a test of every build with fuzz_replay (the default).
     secs=${2:-30}
-    configure "$out/fuzz" clang++ -Dfuzz=enabled -Dbench=disabled -Db_sanitize=address,undefined -Db_lundef=false -Doptimization=1
-    t0=$SECONDS
-    ninja -C "$out/fuzz" $(for t in message config memory_tools transcript stored_row stream admin_api; do echo fuzz/fuzz_$t; done) >"$out/fuzz.build.log" 2>&1 ||
-      { tail -30 "$out/fuzz.build.log"; exit 1; }
-    echo "fuzz targets built in $((SECONDS - t0)) s"
+    fuzz_build || exit 1
     fuzz_run "$out/fuzz" "$secs" || exit 1
     ;;
   coverage)
