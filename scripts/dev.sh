@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # scripts/dev.sh -- the project's commands. Each sets everything up first (scripts/setup.sh).
 #   scripts/dev.sh example   build and run the quickstart: a conversation persisted in build/quickstart.db
-#   scripts/dev.sh test      the whole test suite: g++ -O2 and clang++ (ASan+UBSan) with -Werror, the threaded
+#   scripts/dev.sh test      the whole test suite: g++ -Og and clang++ (ASan+UBSan) with -Werror, the threaded
 #                            tests under TSan, the consumer projects, the fuzzers; ends with "N passed, N failed"
 #   scripts/dev.sh quick     the test suite once, with g++ only (for the edit-compile loop)
 #   scripts/dev.sh bench     release build, then every benchmark on the vendored data set ($ANIA_BENCH_DATA)
